@@ -1,0 +1,84 @@
+"""Shared helpers of the benchmark scripts: timing, an HF twin with identical weights, a table."""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ftipbook.model import DecoderLM, load_hf  # noqa: E402
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+#: Llama configurations: "tiny" is the scale of the book's zoo models, "small" a 4-layer, width-256 GQA model.
+PRESETS = {
+    "tiny": dict(vocab_size=512, hidden_size=64, intermediate_size=172, num_hidden_layers=2,
+                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096),
+    "small": dict(vocab_size=4096, hidden_size=256, intermediate_size=688, num_hidden_layers=4,
+                  num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=4096),
+}
+
+
+def add_runtime_args(parser: argparse.ArgumentParser) -> None:
+    default_device = "cuda" if torch.cuda.is_available() else "cpu"
+    parser.add_argument("--device", default=default_device)
+    parser.add_argument("--dtype", choices=sorted(DTYPES), default="bfloat16" if default_device == "cuda" else "float32")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--repeats", type=int, default=15, help="timed calls per implementation")
+
+
+def apply_runtime(args: argparse.Namespace) -> tuple[torch.device, torch.dtype]:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    return torch.device(args.device), DTYPES[args.dtype]
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def interleaved_seconds(fns: dict[str, Callable[[], object]], device: torch.device, repeats: int,
+                        warmup: int = 2) -> dict[str, float]:
+    """Median wall time of each ``fn()``, calling them in turn ``repeats`` times after ``warmup`` rounds.
+
+    Interleaving gives every implementation the same machine conditions (other load, clocks).
+    """
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for i in range(warmup + repeats):
+        for name, fn in fns.items():
+            sync(device)
+            start = time.perf_counter()
+            fn()
+            sync(device)
+            if i >= warmup:
+                times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def llama_twins(hf_config: dict, device: torch.device, dtype: torch.dtype, seed: int = 0):
+    """A random ``LlamaForCausalLM`` and the ``DecoderLM`` loaded from its safetensors checkpoint."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    hf = LlamaForCausalLM(LlamaConfig(**hf_config))
+    with tempfile.TemporaryDirectory() as tmp:
+        hf.save_pretrained(tmp, safe_serialization=True)
+        ours: DecoderLM = load_hf(tmp)
+    return hf.to(device=device, dtype=dtype), ours.to(device=device, dtype=dtype)
+
+
+def print_table(headers: list[str], rows: list[list[object]]) -> None:
+    cells = [headers] + [[f"{c:.4g}" if isinstance(c, float) else str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    for j, row in enumerate(cells):
+        print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
+        if j == 0:
+            print("  ".join("-" * w for w in widths))

@@ -1,0 +1,153 @@
+"""Scaled dot-product attention (item ftip-000Q, [vaswani2017attention] eq. 1) and the
+multi-head causal self-attention layer built on it (ftip-000P, 000U, 000V)."""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ftipbook.model.cache import KVCache
+from ftipbook.model.config import ModelConfig
+from ftipbook.model.masks import NEG_INF, allowed, causal_mask, document_allowed
+from ftipbook.model.positional import alibi_bias, alibi_slopes, apply_rotary, shared_rotary
+
+
+def sdpa_reference(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    scale: float | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Reference ``Att(Q, K, V) = softmax(Q K^T / sqrt(d_h) + M) V`` of ftip-000Q.
+
+    Shapes: ``q`` is ``[..., T_q, d_h]``, ``k`` is ``[..., T_k, d_h]``, ``v`` is ``[..., T_k, d_v]``;
+    ``mask`` is an additive ``[T_q, T_k]`` bias (see :mod:`ftipbook.model.masks`) or ``None``.
+    Returns ``(output [..., T_q, d_v], weights [..., T_q, T_k])``; each row of ``weights`` is a
+    probability vector, so each output row is a convex combination of the rows of ``v``.
+    """
+    if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim():
+        raise ValueError(
+            f"q, k, v must have the same rank >= 2 ([..., T, width]); got shapes "
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"query width {q.shape[-1]} != key width {k.shape[-1]}: both must be d_h")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"keys have T_k={k.shape[-2]} rows but values have {v.shape[-2]}: they must match")
+    t_q, t_k = q.shape[-2], k.shape[-2]
+    if mask is not None and mask.shape[-2:] != (t_q, t_k):
+        raise ValueError(f"mask shape {tuple(mask.shape)} does not end in (T_q, T_k) = ({t_q}, {t_k})")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q @ k.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = scores + mask.to(scores.dtype)
+    if torch.isinf(scores).all(dim=-1).any():
+        raise ValueError("a query row has every key masked out: softmax over an empty set is undefined")
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+class MultiHeadAttention(nn.Module):
+    """Causal multi-head self-attention (ftip-000U) with ``n_kv_heads`` key/value heads (ftip-000V).
+
+    ``n_kv_heads = n_heads`` is MHA, a proper divisor is GQA (query head ``h`` reads key/value
+    head ``h // (n_heads / n_kv_heads)``), ``1`` is MQA. One fused projection ``qkv`` holds
+    ``[W^Q; W^K; W^V]`` (ftip-000P); ``out`` is ``W^O``. RoPE rotates queries and keys, ALiBi biases
+    the scores. The product runs in ``torch.nn.functional.scaled_dot_product_attention`` with
+    ``is_causal`` when the mask is plain causal and an explicit mask otherwise (packed documents,
+    a chunk after a cached prefix, ALiBi); it equals :func:`sdpa_reference` with that mask.
+
+    Mixer interface: ``MultiHeadAttention(cfg, layer_idx)``;
+    ``forward(x [B, T, d], *, positions [B, T], seg_ids=None, cache=None) -> [B, T, d]``.
+    """
+
+    def __init__(self, cfg: ModelConfig, layer_idx: int = 0) -> None:
+        super().__init__()
+        self.layer_idx = layer_idx
+        self.n_heads, self.n_kv_heads, self.head_dim = cfg.n_heads, cfg.kv_heads, cfg.d_head
+        q_width, kv_width = self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
+        self.qkv = nn.Linear(cfg.d_model, q_width + 2 * kv_width, bias=cfg.qkv_bias)
+        self.out = nn.Linear(q_width, cfg.d_model, bias=cfg.out_bias)
+        self.rope = shared_rotary(self.head_dim, cfg.rope_theta) if cfg.pos == "rope" else None
+        self.alibi_slopes = alibi_slopes(self.n_heads) if cfg.pos == "alibi" else None  # float32, not a buffer
+
+    # analytic accounting (model/accounting.py sums these over layers) ------------------------
+    @staticmethod
+    def param_count(cfg: ModelConfig) -> int:
+        """``d (H + 2G) d_h`` for ``[W^Q; W^K; W^V]``, ``H d_h d`` for ``W^O``, plus declared biases."""
+        qkv = (cfg.n_heads + 2 * cfg.kv_heads) * cfg.d_head
+        out = cfg.n_heads * cfg.d_head * cfg.d_model
+        return cfg.d_model * qkv + qkv * cfg.qkv_bias + out + cfg.d_model * cfg.out_bias
+
+    @staticmethod
+    def cache_bytes(cfg: ModelConfig, length: int, dtype: torch.dtype) -> int:
+        """Bytes of one sequence's keys and values after ``length`` positions: ``2 G d_h length``."""
+        return 2 * cfg.kv_heads * cfg.d_head * length * dtype.itemsize
+
+    @staticmethod
+    def flops_per_token(cfg: ModelConfig, context: int, mode: str) -> float:
+        """Projections ``2 (params without biases)`` plus ``4 H d_h n_keys`` for ``QK^T`` and ``AV``.
+
+        ``n_keys = context`` when decoding at context ``T`` and ``(T + 1) / 2`` (the causal
+        average) per token of a length-``T`` prefill.
+        """
+        keys = context if mode == "decode" else (context + 1) / 2
+        weights = cfg.d_model * (cfg.n_heads + 2 * cfg.kv_heads) * cfg.d_head + cfg.n_heads * cfg.d_head * cfg.d_model
+        return 2 * weights + 4 * cfg.n_heads * cfg.d_head * keys
+
+    def new_cache(
+        self, batch: int, device: torch.device | None, dtype: torch.dtype, max_len: int | None = None
+    ) -> KVCache:
+        return KVCache(batch, self.n_kv_heads, self.head_dim, max_len=max_len, device=device, dtype=dtype)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        positions: torch.Tensor,
+        seg_ids: torch.Tensor | None = None,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor:
+        b, t, _ = x.shape
+        heads = self.qkv(x).view(b, t, self.n_heads + 2 * self.n_kv_heads, self.head_dim)
+        qk, v = heads.split([self.n_heads + self.n_kv_heads, self.n_kv_heads], dim=2)
+        if self.rope is not None:  # queries and keys rotate together
+            cos, sin = self.rope(positions, x.dtype)
+            qk = apply_rotary(qk, cos, sin, head_axis=2)
+        q, k = qk.transpose(1, 2).split([self.n_heads, self.n_kv_heads], dim=1)
+        v = v.transpose(1, 2)
+        past = 0
+        if cache is not None:
+            past = cache.length
+            k, v = cache.update(k, v)
+        mask, is_causal = self.score_mask(t, past, seg_ids, x.device, x.dtype)
+        y = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, is_causal=is_causal, enable_gqa=self.n_kv_heads != self.n_heads
+        )
+        return self.out(y.transpose(1, 2).reshape(b, t, -1))
+
+    def score_mask(
+        self, t_q: int, past: int, seg_ids: torch.Tensor | None, device: torch.device, dtype: torch.dtype
+    ) -> tuple[torch.Tensor | None, bool]:
+        """``(attn_mask, is_causal)`` for ``t_q`` queries after ``past`` cached positions.
+
+        The mask is boolean (``True`` = admitted) or, with ALiBi, additive with ``-inf`` at removed
+        keys. ALiBi reads the displacement of row indices, which equals the position displacement
+        inside a packed document (positions restart per document, rows stay contiguous).
+        """
+        t_k = past + t_q
+        if seg_ids is not None:
+            keep = document_allowed(seg_ids, pad_self=True).unsqueeze(1)
+        elif self.alibi_slopes is None and (past == 0 or t_q == 1):
+            return None, past == 0  # plain causal, or one query that sees every cached key
+        else:
+            keep = allowed(causal_mask(t_q, t_k, device=device))
+        if self.alibi_slopes is None:
+            return keep, False
+        rows = torch.arange(t_k, device=device).unsqueeze(0)
+        bias = alibi_bias(self.alibi_slopes.to(device), rows[:, past:], rows)
+        return bias.masked_fill(~keep, NEG_INF).to(dtype), False

@@ -1,0 +1,219 @@
+"""The decoder's configuration: one dataclass naming every architecture coordinate.
+
+The symbols of Notation ftip-000L map to fields as ``T = max_seq_len``, ``d = d_model``,
+``d_ff = d_ff``, ``H = n_heads``, ``d_h = head_dim`` and ``L = n_layers``. The defaults describe
+a tiny model that runs in milliseconds on a CPU. Floating-point precision is not a field: the
+model follows the dtype of its parameters (``model.to(torch.bfloat16)``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+POSITIONS = ("none", "sinusoidal", "learned", "rope", "alibi")
+NORMS = ("layernorm", "rmsnorm")
+PLACEMENTS = ("pre", "post")
+DENSE_FFNS = ("relu", "gelu", "swiglu")
+FFNS = DENSE_FFNS + ("moe",)
+KDA_GATE_ACTIVATIONS = ("sigmoid", "swish")
+#: Layer-pattern letters: full softmax attention, multi-head latent attention, Kimi Delta Attention.
+MIXERS = {"A": "attention", "M": "mla", "K": "kda"}
+
+#: Where each positional scheme acts (Remark ftip-000O): on the hidden vector at the embedding
+#: stage, on queries and keys, on the attention scores, or nowhere.
+POSITION_STAGE = {
+    "none": "none",
+    "sinusoidal": "embedding",
+    "learned": "embedding",
+    "rope": "qk",
+    "alibi": "scores",
+}
+
+
+def parse_pattern(pattern: str, n_layers: int) -> str:
+    """Expand ``layer_pattern`` to one letter per layer, e.g. ``("KKKA", 8) -> "KKKAKKKA"``.
+
+    The pattern is repeated, so its length must divide ``n_layers``.
+    """
+    if not pattern:
+        raise ValueError(f"layer_pattern must be a non-empty string over {sorted(MIXERS)}, got {pattern!r}")
+    unknown = sorted(set(pattern) - set(MIXERS))
+    if unknown:
+        raise ValueError(
+            f"layer_pattern {pattern!r} has unknown letter(s) {unknown}; allowed: "
+            + ", ".join(f"{k!r} ({v})" for k, v in MIXERS.items())
+        )
+    if n_layers % len(pattern):
+        raise ValueError(
+            f"layer_pattern {pattern!r} has length {len(pattern)}, which does not divide n_layers={n_layers}; "
+            f"the pattern is repeated, so n_layers must be a multiple of its length"
+        )
+    return pattern * (n_layers // len(pattern))
+
+
+def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not supported; allowed: {', '.join(map(repr, allowed))}")
+
+
+def _at_least(name: str, value: object, low: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ValueError(f"{name}={value!r} must be an int >= {low}")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Architecture of a decoder-only language model (ftip-0012), symbols as in ftip-000L.
+
+    Frozen: derive variants with ``dataclasses.replace(cfg, field=value)``, which validates again.
+    """
+
+    # sizes (Notation ftip-000L)
+    vocab_size: int = 256  # |V|; token ids are 0 .. vocab_size-1
+    d_model: int = 64  # d, width of the residual stream
+    n_layers: int = 2  # L, decoder blocks in the stack
+    n_heads: int = 4  # H, query heads of an attention layer
+    n_kv_heads: int | None = None  # key/value heads: None = n_heads (MHA), 1 < G < H (GQA), 1 (MQA)
+    head_dim: int | None = None  # d_h, query/key/value width of one head; None = d_model // n_heads
+    d_ff: int = 256  # d_ff, hidden width of the dense feed-forward sublayer
+    max_seq_len: int = 128  # T, longest sequence declared; learned positions refuse longer ones
+    # positions (Remark ftip-000O)
+    pos: str = "rope"  # "none" | "sinusoidal" | "learned" | "rope" | "alibi"
+    rope_theta: float = 10000.0  # RoPE base; frequencies are theta^(-2i/d_h)
+    # normalization and its placement (Definitions ftip-0011, ftip-006F, ftip-006E)
+    norm: str = "rmsnorm"  # "layernorm" | "rmsnorm"
+    norm_eps: float = 1e-5  # declared stabilizer epsilon of every norm
+    mixer_placement: str = "pre"  # "pre": X + F(N(X)), "post": N(X + F(X)) on the mixer branch
+    ffn_placement: str = "pre"  # the same choice on the feed-forward branch
+    final_norm: bool = True  # normalize the last hidden state before the unembedding
+    # feed-forward sublayer (Definitions ftip-000W, ftip-000X)
+    ffn: str = "swiglu"  # "relu" | "gelu" | "swiglu" | "moe"
+    ffn_bias: bool = False  # biases b1, b2 in the feed-forward maps (dense and experts)
+    n_experts: int = 8  # J, routed experts of a MoE layer
+    top_k: int = 2  # k, routed experts selected per token
+    n_shared_experts: int = 0  # experts applied to every token besides the routed ones
+    d_expert: int | None = None  # hidden width of one expert; None = d_ff
+    expert_ffn: str = "swiglu"  # dense form of each expert: "relu" | "gelu" | "swiglu"
+    moe_aux_loss_coef: float = 0.0  # weight of the Switch load-balancing loss; 0 = not computed
+    # layer stack
+    layer_pattern: str = "A"  # repeated to n_layers: "A" softmax attention, "M" MLA, "K" KDA
+    n_loops: int = 1  # r, passes through the (weight-shared) stack: depth reuse
+    # projections
+    qkv_bias: bool = False  # bias on the query/key/value projections (Qwen2 uses one)
+    out_bias: bool = False  # bias on the attention output projection W^O
+    tie_embeddings: bool = False  # W_U = E (the unembedding reuses the token embedding)
+    unembed_bias: bool = False  # logits z = W_U h + b_U with a learned b_U
+    init_std: float = 0.02  # standard deviation of the normal weight initialization
+    # multi-head latent attention, read by model/mla.py (layers "M")
+    kv_lora_rank: int = 32  # d_c, width of the compressed key/value latent that is cached
+    q_lora_rank: int | None = None  # width of the query latent; None = full-rank query projection
+    rope_head_dim: int = 8  # width of the decoupled RoPE part of each query/key head
+    mla_nope: bool = False  # MLA layers carry no positional encoding (as in Kimi Linear)
+    mla_v_head_dim: int | None = None  # value width of one MLA head; None = head_dim
+    mla_absorb: bool = False  # run MLA with W_UK, W_UV absorbed into query and output (same function)
+    # Kimi Delta Attention, read by model/kda.py (layers "K")
+    kda_n_heads: int | None = None  # heads of a KDA layer; None = n_heads
+    kda_head_dim: int | None = None  # key/value width of one KDA head; None = head_dim
+    kda_gate_rank: int | None = None  # rank of the low-rank channel-wise decay gate; None = KDA head width
+    conv_kernel: int = 4  # width of the short causal depthwise convolution on q, k, v
+    kda_chunk_size: int = 64  # chunk length of the chunked (training) form, as in FLA
+    kda_gate_activation: str = "sigmoid"  # output gate of the gated RMSNorm: "sigmoid" | "swish"
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # derived sizes -------------------------------------------------------------------------
+    @property
+    def d_head(self) -> int:
+        """d_h: ``head_dim`` if declared, else ``d_model // n_heads``."""
+        return self.head_dim if self.head_dim is not None else self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """Number of key/value heads (``n_heads`` for MHA)."""
+        return self.n_kv_heads if self.n_kv_heads is not None else self.n_heads
+
+    @property
+    def expert_width(self) -> int:
+        """Hidden width of one expert: ``d_expert`` if declared, else ``d_ff``."""
+        return self.d_expert if self.d_expert is not None else self.d_ff
+
+    @property
+    def layer_kinds(self) -> str:
+        """One pattern letter per layer, e.g. ``"KKKAKKKA"``."""
+        return parse_pattern(self.layer_pattern, self.n_layers)
+
+    @property
+    def position_stage(self) -> str:
+        """Where ``pos`` acts: ``"embedding"``, ``"qk"``, ``"scores"`` or ``"none"``."""
+        return POSITION_STAGE[self.pos]
+
+    # validation ----------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the field, its value and what is allowed."""
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_seq_len", "n_loops"):
+            _at_least(name, getattr(self, name), 1)
+        _choice("pos", self.pos, POSITIONS)
+        _choice("norm", self.norm, NORMS)
+        _choice("mixer_placement", self.mixer_placement, PLACEMENTS)
+        _choice("ffn_placement", self.ffn_placement, PLACEMENTS)
+        _choice("ffn", self.ffn, FFNS)
+        if not self.norm_eps > 0:
+            raise ValueError(f"norm_eps={self.norm_eps!r} must be > 0 (the declared stabilizer)")
+        if not self.rope_theta > 0:
+            raise ValueError(f"rope_theta={self.rope_theta!r} must be > 0")
+        if not self.init_std > 0:
+            raise ValueError(f"init_std={self.init_std!r} must be > 0")
+        if self.head_dim is None:
+            if self.d_model % self.n_heads:
+                raise ValueError(
+                    f"n_heads={self.n_heads} does not divide d_model={self.d_model}; "
+                    f"choose n_heads dividing d_model or declare head_dim"
+                )
+        else:
+            _at_least("head_dim", self.head_dim, 1)
+        if self.n_kv_heads is not None:
+            _at_least("n_kv_heads", self.n_kv_heads, 1)
+            if self.n_heads % self.n_kv_heads:
+                raise ValueError(
+                    f"n_kv_heads={self.n_kv_heads} does not divide n_heads={self.n_heads}; "
+                    f"each key/value head serves a whole group of query heads"
+                )
+        if self.pos == "rope" and self.d_head % 2:
+            raise ValueError(f"pos='rope' rotates pairs of coordinates, so head_dim={self.d_head} must be even")
+        kinds = parse_pattern(self.layer_pattern, self.n_layers)
+        if self.ffn == "moe":
+            self._validate_moe()
+        if "M" in kinds:
+            self._validate_mla()
+        if "K" in kinds:
+            self._validate_kda()
+
+    def _validate_moe(self) -> None:
+        _at_least("n_experts", self.n_experts, 1)
+        _at_least("top_k", self.top_k, 1)
+        if self.top_k > self.n_experts:
+            raise ValueError(f"top_k={self.top_k} exceeds n_experts={self.n_experts}; need 1 <= top_k <= n_experts")
+        _at_least("n_shared_experts", self.n_shared_experts, 0)
+        if self.d_expert is not None:
+            _at_least("d_expert", self.d_expert, 1)
+        _choice("expert_ffn", self.expert_ffn, DENSE_FFNS)
+        if not self.moe_aux_loss_coef >= 0:
+            raise ValueError(f"moe_aux_loss_coef={self.moe_aux_loss_coef!r} must be >= 0")
+
+    def _validate_mla(self) -> None:
+        _at_least("kv_lora_rank", self.kv_lora_rank, 1)
+        for name in ("q_lora_rank", "mla_v_head_dim"):
+            if getattr(self, name) is not None:
+                _at_least(name, getattr(self, name), 1)
+        if not self.mla_nope:
+            _at_least("rope_head_dim", self.rope_head_dim, 2)
+            if self.rope_head_dim % 2:
+                raise ValueError(f"rope_head_dim={self.rope_head_dim} must be even (RoPE rotates pairs)")
+
+    def _validate_kda(self) -> None:
+        for name in ("kda_n_heads", "kda_head_dim", "kda_gate_rank"):
+            if getattr(self, name) is not None:
+                _at_least(name, getattr(self, name), 1)
+        _at_least("conv_kernel", self.conv_kernel, 1)
+        _at_least("kda_chunk_size", self.kda_chunk_size, 1)
+        _choice("kda_gate_activation", self.kda_gate_activation, KDA_GATE_ACTIVATIONS)

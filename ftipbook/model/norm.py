@@ -1,0 +1,101 @@
+"""Normalization operators, the residual connection and their placement (ftip-0010, 0011, 006E, 006F).
+
+Both norms compute half-precision inputs in float32 and return the input dtype, as the Llama/Qwen2
+``transformers`` implementations do, so bfloat16 models normalize without losing the statistics'
+precision; float32 and float64 inputs are normalized in their own dtype.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ftipbook.model.config import ModelConfig
+
+#: Inputs normalized in float32 and cast back, as the ``transformers`` Llama/Qwen2 norms do.
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+class LayerNorm(nn.Module):
+    """Layer normalization (ftip-0011): ``gamma * (z - mu) / sqrt(sigma^2 + eps) + beta``.
+
+    Runs torch's ``layer_norm`` kernel; ``tests/model/test_norm.py`` checks it against the formula.
+    """
+
+    def __init__(self, d: int, eps: float) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+        self.bias = nn.Parameter(torch.zeros(d))
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        if z.dtype in LOW_PRECISION:
+            return F.layer_norm(z.float(), z.shape[-1:], eps=self.eps).to(z.dtype) * self.weight + self.bias
+        return F.layer_norm(z, z.shape[-1:], self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.weight.shape[0]}, eps={self.eps}"
+
+
+class RMSNorm(nn.Module):
+    """Root mean square layer normalization (ftip-006F): ``gamma * z / sqrt(mean(z^2) + eps)``.
+
+    Runs torch's ``rms_norm`` kernel; ``tests/model/test_norm.py`` checks it against the formula.
+    """
+
+    def __init__(self, d: int, eps: float) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        if z.dtype in LOW_PRECISION:
+            return self.weight * F.rms_norm(z.float(), z.shape[-1:], eps=self.eps).to(z.dtype)
+        return F.rms_norm(z, z.shape[-1:], self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.weight.shape[0]}, eps={self.eps}"
+
+
+def make_norm(cfg: ModelConfig) -> nn.Module:
+    """The normalization operator ``cfg.norm`` of width ``d_model`` with the declared ``norm_eps``."""
+    return (LayerNorm if cfg.norm == "layernorm" else RMSNorm)(cfg.d_model, cfg.norm_eps)
+
+
+class Placement(str, Enum):
+    """Normalization placement on one residual branch (ftip-006E)."""
+
+    PRE = "pre"  # X + F(N(X))
+    POST = "post"  # N(X + F(X))
+
+
+class Residual(nn.Module):
+    """Residual connection ``R_F(X) = X + F(X)`` (ftip-0010) with an optional norm at a placement.
+
+    Keyword arguments of ``forward`` are passed to the sublayer ``fn``. The addition is
+    coordinatewise, so a sublayer that changes the shape is refused.
+    """
+
+    def __init__(self, fn: nn.Module, norm: nn.Module | None = None, placement: Placement | str = Placement.PRE):
+        super().__init__()
+        self.fn = fn
+        self.norm = norm if norm is not None else nn.Identity()
+        self.placement = Placement(placement)
+
+    def forward(self, x: torch.Tensor, **kwargs) -> torch.Tensor:
+        if self.placement is Placement.PRE:
+            return self._add(x, self.fn(self.norm(x), **kwargs))
+        return self.norm(self._add(x, self.fn(x, **kwargs)))
+
+    def _add(self, x: torch.Tensor, fx: torch.Tensor) -> torch.Tensor:
+        if fx.shape != x.shape:
+            raise ValueError(
+                f"residual connection needs F(X) with the shape of X: X has {tuple(x.shape)}, "
+                f"F(X) from {type(self.fn).__name__} has {tuple(fx.shape)}"
+            )
+        return x + fx
+
+    def extra_repr(self) -> str:
+        return f"placement={self.placement.value}"

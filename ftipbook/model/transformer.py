@@ -1,0 +1,155 @@
+"""The decoder-only Transformer language model of ftip-0012, assembled top to bottom."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from ftipbook.model.block import DecoderBlock
+from ftipbook.model.cache import HybridCache
+from ftipbook.model.config import ModelConfig
+from ftipbook.model.ffn import MoEFeedForward
+from ftipbook.model.masks import segment_positions
+from ftipbook.model.norm import make_norm
+from ftipbook.model.positional import LearnedPositions, TokenEmbedding, embedding_positions
+
+
+def as_tokens(tokens: torch.Tensor | Sequence[int], device: torch.device | None = None) -> torch.Tensor:
+    """``tokens`` as a ``LongTensor`` on ``device`` (a list of ints or an integer tensor)."""
+    if not isinstance(tokens, torch.Tensor) and len(tokens) == 0:
+        return torch.zeros(0, dtype=torch.long, device=device)
+    t = torch.as_tensor(tokens, device=device)
+    if t.dtype.is_floating_point or t.dtype == torch.bool or t.is_complex():
+        raise ValueError(f"token ids must be integers, got dtype {t.dtype}")
+    return t.long()
+
+
+class DecoderLM(nn.Module):
+    """Decoder-only Transformer LM (ftip-0012): ids -> embedding -> r passes through the blocks -> norm -> logits.
+
+    ``forward(tokens [B, T], *, seg_ids=None, cache=None, positions=None) -> logits [B, T, V]``:
+    ``z_t = W_U h_t + b_U``. ``seg_ids`` packs documents in a row (block-causal mask, positions
+    restarting per document); ``cache`` (from :meth:`new_cache`) makes the call continue the
+    sequence it holds; ``positions`` overrides the default absolute positions. With
+    ``cfg.n_loops = r`` the stack of ``n_layers`` blocks is applied ``r`` times with shared
+    weights (depth reuse); each application keeps its own layer cache.
+    """
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.embed = TokenEmbedding(cfg.vocab_size, cfg.d_model)
+        self.positions = embedding_positions(cfg)
+        self.blocks = nn.ModuleList(DecoderBlock(cfg, i) for i in range(cfg.n_layers))
+        self.norm = make_norm(cfg) if cfg.final_norm else nn.Identity()
+        self.unembed = nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.unembed_bias)
+        if cfg.tie_embeddings:
+            self.unembed.weight = self.embed.weight
+        self.apply(self._init_weights)
+        depth = 2 * cfg.n_layers * cfg.n_loops
+        for name, p in self.named_parameters():
+            if name.endswith((".out.weight", ".down.weight")):
+                nn.init.normal_(p, std=cfg.init_std / math.sqrt(depth))
+
+    def _init_weights(self, module: nn.Module) -> None:
+        """Normal(0, init_std) for linear maps and embeddings, zero biases (then, in ``__init__``,
+        the output projections of residual branches, ``out`` and ``down``, get ``init_std/sqrt(2 L r)``
+        as in GPT-2). Other parameters keep the initialization their module gives them."""
+        if isinstance(module, (nn.Linear, TokenEmbedding, LearnedPositions)):
+            nn.init.normal_(module.weight, std=self.cfg.init_std)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    # ------------------------------------------------------------------------------------------
+    def new_cache(self, batch: int, max_len: int | None = None) -> HybridCache:
+        """An empty cache for ``batch`` sequences on the parameters' device and dtype.
+
+        ``max_len`` preallocates attention caches for that many positions; ``None`` lets them grow.
+        """
+        p = next(self.parameters())
+        return HybridCache(
+            [block.new_cache(batch, p.device, p.dtype, max_len=max_len) for _ in range(self.cfg.n_loops)
+             for block in self.blocks]
+        )
+
+    def check_tokens(self, tokens: torch.Tensor) -> None:
+        """Refuse token ids outside ``[0, vocab_size)``, naming the first bad id and where it is."""
+        if tokens.numel() == 0:
+            return
+        low, high = torch.aminmax(tokens)
+        if low < 0 or high >= self.cfg.vocab_size:
+            bad = (tokens < 0) | (tokens >= self.cfg.vocab_size)
+            where = tuple(int(i) for i in bad.nonzero()[0])
+            raise ValueError(
+                f"token id {int(tokens[where])} at index {where} is outside [0, {self.cfg.vocab_size}) "
+                f"(vocab_size={self.cfg.vocab_size})"
+            )
+
+    def forward(
+        self,
+        tokens: torch.Tensor,
+        *,
+        seg_ids: torch.Tensor | None = None,
+        cache: HybridCache | None = None,
+        positions: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        if tokens.dim() != 2 or tokens.dtype != torch.long:
+            raise ValueError(f"tokens must be a LongTensor [B, T], got {tokens.dtype} of shape {tuple(tokens.shape)}")
+        self.check_tokens(tokens)
+        b, t = tokens.shape
+        if seg_ids is not None:
+            if seg_ids.shape != tokens.shape:
+                raise ValueError(f"seg_ids shape {tuple(seg_ids.shape)} must equal tokens shape {tuple(tokens.shape)}")
+            if cache is not None:
+                raise ValueError("seg_ids (packed documents) and cache cannot be combined: decode one document per row")
+        applications = self.cfg.n_layers * self.cfg.n_loops
+        if cache is not None and len(cache) != applications:
+            raise ValueError(f"cache has {len(cache)} layer caches, this model applies {applications} layers")
+        if positions is None:
+            if seg_ids is not None:
+                positions = segment_positions(seg_ids)
+            else:
+                past = 0 if cache is None else cache.length
+                positions = torch.arange(past, past + t, device=tokens.device).expand(b, t)
+        x = self.positions(self.embed(tokens), positions)
+        for i in range(applications):
+            block = self.blocks[i % self.cfg.n_layers]
+            x = block(x, positions=positions, seg_ids=seg_ids, cache=None if cache is None else cache[i])
+        if cache is not None:
+            cache.advance(t)
+        return self.unembed(self.norm(x))
+
+    # ------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def next_token_law(self, prefix: torch.Tensor | Sequence[int]) -> torch.Tensor:
+        """``pi_theta(. | prefix)`` (ftip-000H, ftip-0012) as a float64 probability vector.
+
+        A 1-D prefix gives ``[V]``, a batch ``[B, T]`` gives ``[B, V]``.
+        """
+        tokens = as_tokens(prefix, self.unembed.weight.device)
+        if tokens.shape[-1] == 0:
+            raise ValueError("next_token_law needs a non-empty prefix (the model has no empty-context law)")
+        logits = self(tokens.reshape(-1, tokens.shape[-1]))[:, -1]
+        law = torch.softmax(logits.double(), dim=-1)
+        return law[0] if tokens.dim() == 1 else law
+
+    def moe_aux_loss(self) -> torch.Tensor | None:
+        """Sum of the MoE load-balancing losses of the last forward (``None`` if none was computed)."""
+        losses = [m.aux_loss for m in self.modules() if isinstance(m, MoEFeedForward) and m.aux_loss is not None]
+        return torch.stack(losses).sum() if losses else None
+
+
+def build_model(
+    cfg: ModelConfig,
+    *,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype | None = None,
+) -> DecoderLM:
+    """A ``DecoderLM(cfg)`` initialized from ``seed`` without touching the global RNG."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = DecoderLM(cfg)
+    return model.to(device=device, dtype=dtype)

@@ -1,0 +1,111 @@
+"""Execute chapter sources (MyST ``.md``) and write the paired ``.ipynb`` with outputs.
+
+The ``.md`` is the source of truth; the ``.ipynb`` is always regenerated from it in one
+direction (never ``jupytext --sync``). Output notebooks are deterministic: cell ids are
+derived from the cell index, execution counts run 1, 2, ..., and no timing metadata is kept.
+
+    python tools/notebooks.py chapters/part-2/.../000Q-scaled-dot-product-attention.md
+    python tools/notebooks.py --all        # every chapter
+    python tools/notebooks.py --stale      # chapters whose .ipynb no longer pairs with the .md
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = "python3"
+TIMEOUT_S = 300
+
+
+def source_cells(md: Path) -> nbformat.NotebookNode:
+    """The notebook read from a MyST source, with deterministic ids and clean metadata."""
+    nb = jupytext.read(md, fmt="md:myst")
+    nb.metadata = nbformat.from_dict(
+        {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": KERNEL},
+            "language_info": {"name": "python"},
+        }
+    )
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"cell-{index:03d}"
+        cell.metadata = nbformat.from_dict({"tags": cell.metadata["tags"]} if cell.metadata.get("tags") else {})
+    return nb
+
+
+def execute(md: Path) -> nbformat.NotebookNode:
+    """Run every code cell of ``md`` in a fresh kernel started in the chapter's folder."""
+    nb = source_cells(md)
+    env_device = os.environ.get("FTIPBOOK_DEVICE")
+    os.environ["FTIPBOOK_DEVICE"] = "cpu"  # stored outputs always come from the CPU path
+    try:
+        NotebookClient(nb, timeout=TIMEOUT_S, kernel_name=KERNEL, record_timing=False,
+                       resources={"metadata": {"path": str(md.parent)}}).execute()
+    finally:
+        if env_device is None:
+            os.environ.pop("FTIPBOOK_DEVICE")
+        else:
+            os.environ["FTIPBOOK_DEVICE"] = env_device
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+    nb.metadata.language_info = nbformat.from_dict({"name": "python"})
+    nbformat.validate(nb)
+    return nb
+
+
+def write(md: Path) -> Path:
+    target = md.with_suffix(".ipynb")
+    nbformat.write(execute(md), target)
+    return target
+
+
+def pairs(md: Path) -> bool:
+    """Whether ``md``'s ipynb has the same cells (type, source, tags) and every code cell ran."""
+    target = md.with_suffix(".ipynb")
+    if not target.exists():
+        return False
+    want, have = source_cells(md), nbformat.read(target, as_version=4)
+    if len(want.cells) != len(have.cells):
+        return False
+    for a, b in zip(want.cells, have.cells):
+        if (a.cell_type, a.source, a.metadata.get("tags", [])) != (b.cell_type, b.source, b.metadata.get("tags", [])):
+            return False
+        if b.cell_type == "code" and b.get("execution_count") is None:
+            return False
+    return True
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="*", type=Path)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--all", action="store_true", help="every chapters/**/*.md")
+    group.add_argument("--stale", action="store_true", help="only chapters whose ipynb does not pair")
+    args = parser.parse_args()
+    paths = [p.resolve() for p in args.paths]
+    if args.all or args.stale:
+        paths = sorted((ROOT / "chapters").rglob("*.md"))
+        if args.stale:
+            paths = [p for p in paths if not pairs(p)]
+    if not paths:
+        print("nothing to do")
+        return 0
+    for md in paths:
+        if md.suffix != ".md" or not md.exists():
+            print(f"not a chapter source: {md}", file=sys.stderr)
+            return 2
+        start = time.perf_counter()
+        target = write(md)
+        print(f"{target.relative_to(ROOT)}  ({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
