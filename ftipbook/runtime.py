@@ -12,7 +12,7 @@ import torch
 #: Keep in step with ``repository.url`` in ``_config.yml`` (a test checks both).
 REPOSITORY_URL = "https://github.com/ftipbook/ftipbook"
 
-#: Environment variable that picks the device: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``.
+#: Name of the environment variable that picks the device (``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``).
 DEVICE_ENV = "FTIPBOOK_DEVICE"
 
 _KNOWN_DEVICE_TYPES = ("cpu", "cuda", "mps")

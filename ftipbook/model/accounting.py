@@ -4,7 +4,8 @@ Each formula here is checked in ``tests/model/test_accounting.py`` against a liv
 parameters against the module's tensors, cache bytes against the tensors of a filled cache,
 FLOPs against ``torch.utils.flop_counter.FlopCounterMode``.
 
-Conventions.
+Conventions:
+
 - *Parameters* count each distinct tensor once (a tied unembedding is the embedding).
 - *Active parameters* are those a token's forward reads: all of them except the routed experts
   it does not select (embedding and unembedding matrices are counted whole).

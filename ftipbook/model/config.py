@@ -15,10 +15,10 @@ PLACEMENTS = ("pre", "post")
 DENSE_FFNS = ("relu", "gelu", "swiglu")
 FFNS = DENSE_FFNS + ("moe",)
 KDA_GATE_ACTIVATIONS = ("sigmoid", "swish")
-#: Layer-pattern letters: full softmax attention, multi-head latent attention, Kimi Delta Attention.
+#: Layer-pattern letters, for full softmax attention, multi-head latent attention and Kimi Delta Attention.
 MIXERS = {"A": "attention", "M": "mla", "K": "kda"}
 
-#: Where each positional scheme acts (Remark ftip-000O): on the hidden vector at the embedding
+#: Where each positional scheme acts (Remark ftip-000O), on the hidden vector at the embedding
 #: stage, on queries and keys, on the attention scores, or nowhere.
 POSITION_STAGE = {
     "none": "none",
@@ -124,7 +124,7 @@ class ModelConfig:
     # derived sizes -------------------------------------------------------------------------
     @property
     def d_head(self) -> int:
-        """d_h: ``head_dim`` if declared, else ``d_model // n_heads``."""
+        """The head width d_h, ``head_dim`` if declared, else ``d_model // n_heads``."""
         return self.head_dim if self.head_dim is not None else self.d_model // self.n_heads
 
     @property
@@ -134,7 +134,7 @@ class ModelConfig:
 
     @property
     def expert_width(self) -> int:
-        """Hidden width of one expert: ``d_expert`` if declared, else ``d_ff``."""
+        """The hidden width of one expert, ``d_expert`` if declared, else ``d_ff``."""
         return self.d_expert if self.d_expert is not None else self.d_ff
 
     @property
