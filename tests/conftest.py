@@ -1,0 +1,6 @@
+"""Shared test setup: the project tools (tools/) are importable as plain modules."""
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))

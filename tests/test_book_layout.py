@@ -1,0 +1,114 @@
+"""The book's structure follows the note: item list, table of contents, chapter files, settings."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pybtex.database
+import pytest
+import yaml
+
+import layout
+import toc
+from ftipbook import REPOSITORY_URL, items
+
+ROOT = layout.ROOT
+CHAPTERS = sorted((ROOT / "chapters").rglob("*.md"))
+PRF_KIND = {"Definition": "definition", "Theorem": "theorem", "Lemma": "lemma", "Proposition": "proposition",
+            "Corollary": "corollary", "Example": "example", "Remark": "remark", "Notation": "notation"}
+
+
+def test_item_list_is_complete_and_ordered():
+    all_items = items.items()
+    assert len(all_items) == 209
+    assert [i.order for i in all_items] == list(range(1, 210))
+    assert len({i.id for i in all_items}) == 209
+    assert {i.type for i in all_items} <= set(items.KINDS)
+    sections = {s.id for p in items.parts() for c in p.children for s in c.children}
+    assert {i.section for i in all_items} == sections
+    with pytest.raises(KeyError, match="no item"):
+        items.get("ftip-XXXX")
+
+
+def test_every_chapter_names_one_known_item_at_its_expected_path():
+    found = layout.present_chapters()  # raises on unknown ids and duplicates
+    assert found, "no chapters found"
+    for item_id, path in found.items():
+        assert path == layout.chapter_path(items.get(item_id)), f"{path} should be {layout.chapter_path(items.get(item_id))}"
+
+
+def test_present_chapters_rejects_unknown_and_duplicate_items(tmp_path):
+    (tmp_path / "chapters/x").mkdir(parents=True)
+    (tmp_path / "chapters/x/ZZZZ-nothing.md").write_text("")
+    with pytest.raises(ValueError, match="known item id"):
+        layout.present_chapters(tmp_path)
+    (tmp_path / "chapters/x/ZZZZ-nothing.md").unlink()
+    (tmp_path / "chapters/x/000Q-one.md").write_text("")
+    (tmp_path / "chapters/x/000Q-two.md").write_text("")
+    with pytest.raises(ValueError, match="two chapters"):
+        layout.present_chapters(tmp_path)
+
+
+def test_toc_and_listings_are_up_to_date():
+    assert toc.main.__module__ == "toc"
+    for path, text in toc.outline_texts().items():
+        assert path.read_text() == text, f"{path} is stale: run python tools/toc.py"
+    assert (ROOT / "_toc.yml").read_text() == toc.render(toc.toc_tree()), "_toc.yml is stale: run python tools/toc.py"
+
+
+def _toc_files(node) -> list[str]:
+    out = []
+    if isinstance(node, dict):
+        if "file" in node:
+            out.append(node["file"])
+        for value in node.values():
+            out += _toc_files(value)
+    elif isinstance(node, list):
+        for value in node:
+            out += _toc_files(value)
+    return out
+
+
+def test_toc_order_equals_note_order_and_every_page_exists():
+    tree = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [tree["root"]] + _toc_files(tree["parts"])
+    for f in files:
+        assert (ROOT / f).with_suffix(".md").exists() or (ROOT / f).with_suffix(".ipynb").exists(), f
+    chapter_ids = [items.get(Path(f).name[:4]).id for f in files if f.startswith("chapters/")]
+    assert chapter_ids == sorted(chapter_ids, key=lambda i: items.get(i).order)
+    assert set(chapter_ids) == set(layout.present_chapters())
+    containers = [c.id for c in toc.containers()]
+    assert all(layout.outline_page(c).as_posix() in files for c in containers)
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_template(md):
+    """Colab cell first, the statement in a labelled prf directive of the item's kind, asserts, scope."""
+    item = items.get(md.stem[:4])
+    nb = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
+    first = nb.cells[0]
+    assert first.cell_type == "code" and "remove-cell" in first.metadata.get("tags", [])
+    assert "google.colab" in first.source and f"git+{REPOSITORY_URL}" in first.source
+    text = md.read_text()
+    kind = PRF_KIND.get(item.type, "definition")
+    assert re.search(rf":::\{{prf:{kind}\}} {re.escape(item.title)}\n:label: {item.label}\n", text), \
+        f"{md.name}: statement must be a prf:{kind} titled {item.title!r} labelled {item.label}"
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert re.search(r"^\s*assert ", code, re.M), f"{md.name} asserts nothing"
+    assert "## What this shows, and what it does not" in text
+
+
+def test_repository_url_is_one_setting():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["repository"]["url"] == REPOSITORY_URL
+    assert config["execute"]["execute_notebooks"] == "off"
+    assert "chapters/**/*.md" in config["exclude_patterns"]
+
+
+def test_every_citation_has_a_bibliography_entry():
+    bib = pybtex.database.parse_file(ROOT / "book/references.bib")
+    pages = list((ROOT / "book").rglob("*.md")) + CHAPTERS
+    cited = {key for p in pages for key in re.findall(r"\{cite:[pt]\}`(?:\{[^}]*\}){0,2}([\w:-]+)`", p.read_text())}
+    assert cited, "no citations found"
+    assert cited <= set(bib.entries), f"cited but not in references.bib: {sorted(cited - set(bib.entries))}"

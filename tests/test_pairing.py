@@ -1,0 +1,46 @@
+"""Each chapter's .ipynb is the executed image of its .md: same cells, every code cell run."""
+from __future__ import annotations
+
+import shutil
+
+import nbformat
+import pytest
+
+import layout
+import notebooks
+
+CHAPTERS = sorted((layout.ROOT / "chapters").rglob("*.md"))
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_pairs_with_its_notebook(md):
+    assert notebooks.pairs(md), f"{md.name}: regenerate with python tools/notebooks.py {md.relative_to(layout.ROOT)}"
+    nb = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
+    nbformat.validate(nb)
+    assert [c.id for c in nb.cells] == [f"cell-{i:03d}" for i in range(len(nb.cells))]
+    assert all("execution" not in c.metadata for c in nb.cells), "timing metadata must not be stored"
+    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1))
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors
+
+
+def test_pairing_detects_an_edit_made_only_in_the_source(tmp_path):
+    md = CHAPTERS[0]
+    copy = tmp_path / md.name
+    shutil.copy(md, copy)
+    shutil.copy(md.with_suffix(".ipynb"), copy.with_suffix(".ipynb"))
+    assert notebooks.pairs(copy)
+    copy.write_text(copy.read_text().replace("seed_everything(0)", "seed_everything(1)", 1))
+    assert not notebooks.pairs(copy)
+
+
+def test_pairing_detects_an_unexecuted_cell(tmp_path):
+    md = CHAPTERS[0]
+    copy = tmp_path / md.name
+    shutil.copy(md, copy)
+    nb = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
+    code = next(c for c in nb.cells[1:] if c.cell_type == "code")
+    code.execution_count = None
+    nbformat.write(nb, copy.with_suffix(".ipynb"))
+    assert not notebooks.pairs(copy)
