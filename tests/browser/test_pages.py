@@ -1,0 +1,75 @@
+"""Built pages in headless Chromium: math is typeset offline and the Colab link opens the notebook.
+
+Runs after ``jupyter-book build`` (``tools/task.py test`` orders it so); needs Debian's ``chromium``.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import layout
+from ftipbook import items
+
+HTML = layout.ROOT / "_build" / "html"
+CHROMIUM = shutil.which("chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--virtual-time-budget=15000"]
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed"),
+    pytest.mark.skipif(not (HTML / "index.html").exists(), reason="the book is not built"),
+]
+PAGES = sorted(layout.present_chapters().items(), key=lambda kv: items.get(kv[0]).order)
+
+
+class _Text(HTMLParser):
+    """Visible text of a page (script and style contents dropped) and its links."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self.links: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style", "mjx-assistive-mml"):
+            self._skip += 1
+        if tag == "a":
+            self.links += [v for k, v in attrs if k == "href" and v]
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style", "mjx-assistive-mml"):
+            self._skip -= 1
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.text.append(data)
+
+
+def rendered_dom(page: Path) -> str:
+    """The DOM after scripts ran, from a browser with no network access to anything but files."""
+    with tempfile.TemporaryDirectory() as profile:
+        result = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+                                capture_output=True, text=True, timeout=120, check=True)
+    return result.stdout
+
+
+@pytest.mark.parametrize("item_id,path", PAGES, ids=[p[0] for p in PAGES])
+def test_chapter_typesets_math_and_links_to_colab(item_id, path):
+    page = HTML / path.with_suffix(".html")
+    dom = rendered_dom(page)
+    assert "<mjx-container" in dom, f"{item_id}: MathJax produced no output"
+    parsed = _Text()
+    parsed.feed(dom)
+    visible = "".join(parsed.text)
+    for raw in ("\\frac", "\\operatorname", "$$", "\\begin{pmatrix}", "\\tfrac"):
+        assert raw not in visible, f"{item_id}: raw TeX {raw!r} is visible on the page"
+    colab = [link for link in parsed.links if "colab.research.google.com" in link]
+    assert colab, f"{item_id}: no Colab launch link"
+    assert all(link.endswith(f"{path.as_posix()}.ipynb") for link in colab), colab
+    assert f'id="{items.get(item_id).label}"' in dom, f"{item_id}: the statement's anchor is missing"
