@@ -489,17 +489,17 @@ class KimiDeltaAttention(nn.Module):
     """
 
     def __init__(self, cfg, layer_idx: int = 0) -> None:  # cfg: ftipbook.model.config.ModelConfig
-        n_heads = cfg.kda_n_heads if getattr(cfg, "kda_n_heads", None) is not None else cfg.n_heads
-        head_dim = cfg.kda_head_dim if getattr(cfg, "kda_head_dim", None) is not None else cfg.d_head
+        n_heads = cfg.kda_n_heads if cfg.kda_n_heads is not None else cfg.n_heads
+        head_dim = cfg.kda_head_dim if cfg.kda_head_dim is not None else cfg.d_head
         self._init(
             d_model=cfg.d_model,
             n_heads=n_heads,
             head_dim=head_dim,
-            conv_kernel=getattr(cfg, "conv_kernel", 4),
-            gate_rank=getattr(cfg, "kda_gate_rank", None),
-            chunk_size=getattr(cfg, "kda_chunk_size", 64),
-            norm_eps=getattr(cfg, "norm_eps", 1e-5),
-            gate_activation=getattr(cfg, "kda_gate_activation", DEFAULT_GATE_ACTIVATION),
+            conv_kernel=cfg.conv_kernel,
+            gate_rank=cfg.kda_gate_rank,
+            chunk_size=cfg.kda_chunk_size,
+            norm_eps=cfg.norm_eps,
+            gate_activation=cfg.kda_gate_activation,
             mode="auto",
             layer_idx=layer_idx,
         )

@@ -38,27 +38,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from ftipbook.model.masks import allowed, causal_mask
+from ftipbook.model.norm import RMSNorm
 from ftipbook.model.positional import RotaryEmbedding, apply_rotary
 
 __all__ = ["LatentKVCache", "MultiHeadLatentAttention", "mla_attention_mask"]
-
-
-def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    xf = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
-    y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
-    return (y * weight.to(y.dtype)).to(x.dtype)
-
-
-class _RMSNorm(nn.Module):
-    """Private RMSNorm (kept local so this module does not depend on ``norm.py``)."""
-
-    def __init__(self, dim: int, eps: float) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(dim))
-        self.eps = eps
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _rms_norm(x, self.weight, self.eps)
 
 
 @dataclass
@@ -146,14 +129,14 @@ class MultiHeadLatentAttention(nn.Module):
             d_model=cfg.d_model,
             n_heads=cfg.n_heads,
             head_dim=cfg.d_head,
-            v_head_dim=getattr(cfg, "mla_v_head_dim", None),
+            v_head_dim=cfg.mla_v_head_dim,
             kv_lora_rank=cfg.kv_lora_rank,
             q_lora_rank=cfg.q_lora_rank,
             rope_head_dim=0 if cfg.mla_nope else cfg.rope_head_dim,
             rope_theta=cfg.rope_theta,
             norm_eps=cfg.norm_eps,
-            out_bias=getattr(cfg, "out_bias", False),
-            absorb=getattr(cfg, "mla_absorb", False),
+            out_bias=cfg.out_bias,
+            absorb=cfg.mla_absorb,
             layer_idx=layer_idx,
         )
 
@@ -211,10 +194,10 @@ class MultiHeadLatentAttention(nn.Module):
             self.q_proj = nn.Linear(d_model, n_heads * qk, bias=False)
         else:
             self.q_a_proj = nn.Linear(d_model, q_lora_rank, bias=False)
-            self.q_a_norm = _RMSNorm(q_lora_rank, norm_eps)
+            self.q_a_norm = RMSNorm(q_lora_rank, norm_eps)
             self.q_b_proj = nn.Linear(q_lora_rank, n_heads * qk, bias=False)
         self.kv_a_proj = nn.Linear(d_model, kv_lora_rank + rope_head_dim, bias=False)
-        self.kv_a_norm = _RMSNorm(kv_lora_rank, norm_eps)
+        self.kv_a_norm = RMSNorm(kv_lora_rank, norm_eps)
         self.kv_b_proj = nn.Linear(kv_lora_rank, n_heads * (head_dim + v_head_dim), bias=False)
         self.o_proj = nn.Linear(n_heads * v_head_dim, d_model, bias=out_bias)
         self.rotary = RotaryEmbedding(rope_head_dim, rope_theta) if rope_head_dim else None
@@ -228,7 +211,7 @@ class MultiHeadLatentAttention(nn.Module):
     @staticmethod
     def dims(cfg) -> tuple[int, int, int, int, int, int | None, int]:
         """``(d, H, d_n, d_v, d_c, d_q, d_R)`` of the MLA layers of ``cfg`` (``d_R = 0`` under NoPE)."""
-        d_v = getattr(cfg, "mla_v_head_dim", None) or cfg.d_head
+        d_v = cfg.mla_v_head_dim or cfg.d_head
         d_r = 0 if cfg.mla_nope else cfg.rope_head_dim
         return cfg.d_model, cfg.n_heads, cfg.d_head, d_v, cfg.kv_lora_rank, cfg.q_lora_rank, d_r
 
@@ -245,7 +228,7 @@ class MultiHeadLatentAttention(nn.Module):
         the RMSNorm weights of ``c_KV`` (and ``c_Q``) and the optional output bias."""
         d, _, _, _, dc, dq, _ = MultiHeadLatentAttention.dims(cfg)
         once, up = MultiHeadLatentAttention._weights(cfg)
-        return once + up + dc + (dq or 0) + d * bool(getattr(cfg, "out_bias", False))
+        return once + up + dc + (dq or 0) + d * bool(cfg.out_bias)
 
     @staticmethod
     def cache_bytes(cfg, length: int, dtype: torch.dtype) -> int:
@@ -266,7 +249,7 @@ class MultiHeadLatentAttention(nn.Module):
         _, h, dn, dv, dc, _, dr = MultiHeadLatentAttention.dims(cfg)
         once, up = MultiHeadLatentAttention._weights(cfg)
         keys = context if mode == "decode" else (context + 1) / 2
-        if getattr(cfg, "mla_absorb", False):
+        if cfg.mla_absorb:
             return 2 * once + 2 * h * dc * (dn + dv) + 2 * h * (2 * dc + dr) * keys
         expand = 2 * up * (context if mode == "decode" else 1)
         return 2 * once + expand + 2 * h * (dn + dr + dv) * keys
