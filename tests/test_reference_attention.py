@@ -36,7 +36,7 @@ def test_reference_rejects_bad_shapes_and_empty_rows():
 
 def test_convex_hull_and_figure_helpers():
     square = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5]])
-    assert {tuple(p) for p in viz._convex_hull(square)} == {(0, 0), (1, 0), (1, 1), (0, 1)}
+    assert {tuple(p) for p in viz.attention._convex_hull(square)} == {(0, 0), (1, 0), (1, 1), (0, 1)}
     assert viz.plot_mask(causal_mask(4), highlight_row=3) is not None
     with pytest.raises(ValueError, match="highlight_row"):
         viz.plot_mask(causal_mask(4), highlight_row=5)

@@ -24,6 +24,11 @@ def _entry(file: str, children: list[dict]) -> dict:
     return entry
 
 
+def api_pages() -> list[str]:
+    """The per-subpackage API pages ``book/api/*.md``, listed under ``book/api`` in name order."""
+    return sorted(p.relative_to(ROOT).with_suffix("").as_posix() for p in (ROOT / "book/api").glob("*.md"))
+
+
 def toc_tree() -> dict:
     """The table of contents as a dict in jupyter-book's ``jb-book`` format."""
     chapters = present_chapters()
@@ -43,7 +48,8 @@ def toc_tree() -> dict:
             else:
                 nested.append(_entry(outline_page(chapter.id).as_posix(), sections))
         parts.append({"caption": part.title, "numbered": True, "chapters": [_entry(outline_page(part.id).as_posix(), nested)]})
-    parts.append({"caption": "Reference", "chapters": [{"file": f} for f in BACK]})
+    back = [_entry(f, [{"file": p} for p in api_pages()] if f == "book/api" else []) for f in BACK]
+    parts.append({"caption": "Reference", "chapters": back})
     return {"format": "jb-book", "root": "book/intro", "parts": parts}
 
 

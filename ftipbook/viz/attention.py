@@ -1,4 +1,4 @@
-"""Matplotlib helpers for the book's figures; a chapter calls one function per figure.
+"""Attention figures: masks, weight heatmaps, weighted averages, convex hulls (ftip-000Q, 000R, 000S, 000T).
 
 Each helper draws on a given ``Axes`` (or makes a figure) and returns the ``Axes``, so figures
 can be combined. Only matplotlib is used; nothing here computes the mathematics it draws.
@@ -9,27 +9,10 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyArrowPatch
 
-INK = "#1f2937"
-ACCENT = "#c2410c"
-MUTED = "#9ca3af"
-FILL = "#dbeafe"
-
-
-def _axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
-    if ax is not None:
-        return ax
-    _, ax = plt.subplots(figsize=size, layout="constrained")
-    return ax
-
-
-def _as_array(x: torch.Tensor | np.ndarray | Sequence) -> np.ndarray:
-    if isinstance(x, torch.Tensor):
-        x = x.detach().cpu().double().numpy()
-    return np.asarray(x, dtype=float)
+from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
 
 
 def plot_mask(mask, *, highlight_row: int | None = None, ax: Axes | None = None, title: str | None = None) -> Axes:
@@ -38,11 +21,11 @@ def plot_mask(mask, *, highlight_row: int | None = None, ax: Axes | None = None,
     Rows are query positions and columns key positions, both numbered from one as in the note;
     ``highlight_row`` (one-based) outlines one query's row.
     """
-    m = _as_array(mask)
+    m = as_array(mask)
     if m.ndim != 2:
         raise ValueError(f"plot_mask needs a 2-D mask, got shape {m.shape}")
     t_q, t_k = m.shape
-    ax = _axes(ax, (0.7 * t_k + 1.2, 0.7 * t_q + 1.0))
+    ax = axes_or_new(ax, (0.7 * t_k + 1.2, 0.7 * t_q + 1.0))
     kept = np.isfinite(m)
     ax.imshow(kept, cmap=plt.matplotlib.colors.ListedColormap(["#f3f4f6", FILL]), vmin=0, vmax=1)
     for i in range(t_q):
@@ -67,11 +50,11 @@ def plot_mask(mask, *, highlight_row: int | None = None, ax: Axes | None = None,
 
 def plot_attention(weights, *, ax: Axes | None = None, title: str | None = None, decimals: int = 2) -> Axes:
     """Heatmap of a ``[T_q, T_k]`` matrix of attention weights, each cell annotated (ftip-000Q)."""
-    w = _as_array(weights)
+    w = as_array(weights)
     if w.ndim != 2:
         raise ValueError(f"plot_attention needs a 2-D weight matrix, got shape {w.shape}")
     t_q, t_k = w.shape
-    ax = _axes(ax, (0.6 * t_k + 1.6, 0.6 * t_q + 1.0))
+    ax = axes_or_new(ax, (0.6 * t_k + 1.6, 0.6 * t_q + 1.0))
     image = ax.imshow(w, cmap="Blues", vmin=0.0, vmax=1.0)
     for i in range(t_q):
         for j in range(t_k):
@@ -102,11 +85,11 @@ def draw_weighted_average(
 
     Draws the convex combination ``output = sum_s weights[s] * values[s]`` of one attention row.
     """
-    v, w = _as_array(values), _as_array(weights)
+    v, w = as_array(values), as_array(weights)
     if v.shape != w.shape or v.ndim != 1:
         raise ValueError(f"values and weights must be 1-D of equal length, got {v.shape} and {w.shape}")
     n = len(v)
-    ax = _axes(ax, (2.2 * n + 1.5, 3.2))
+    ax = axes_or_new(ax, (2.2 * n + 1.5, 3.2))
     xs = np.linspace(0.0, 1.0, n) if n > 1 else np.array([0.5])
     top = (0.5, 0.85)
     value_labels = value_labels or [f"$v_{s + 1}={v[s]:g}$" for s in range(n)]
@@ -155,10 +138,10 @@ def plot_convex_combination(values, outputs, *, ax: Axes | None = None, title: s
 
     ``values`` is ``[T_k, 2]`` and ``outputs`` is ``[T_q, 2]``: attention with value width two.
     """
-    v, z = _as_array(values), _as_array(outputs)
+    v, z = as_array(values), as_array(outputs)
     if v.ndim != 2 or v.shape[1] != 2 or z.ndim != 2 or z.shape[1] != 2:
         raise ValueError(f"values and outputs must be [n, 2] arrays, got {v.shape} and {z.shape}")
-    ax = _axes(ax, (4.0, 3.6))
+    ax = axes_or_new(ax, (4.0, 3.6))
     hull = _convex_hull(v)
     ax.fill(hull[:, 0], hull[:, 1], color=FILL, alpha=0.7, label="convex hull of value rows")
     ax.scatter(v[:, 0], v[:, 1], color=INK, zorder=3, label="value rows $V_s$")
