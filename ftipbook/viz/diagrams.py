@@ -1,0 +1,193 @@
+"""Decoder figures: block diagrams, routing, dataflow, and the plain plots beside them (ftip-000X … ftip-0013).
+
+Diagrams (:func:`draw_placement`, :func:`draw_routing`, :func:`draw_dataflow`) draw boxes and
+arrows from the numbers and labels they are given; plots (:func:`plot_profiles`,
+:func:`plot_matrix`, :func:`plot_grouped_bars`) show measurements a chapter made. Every helper
+draws on a given ``Axes`` (or makes a figure) and returns the ``Axes``. Nothing here computes
+the mathematics it draws: chapters compute with :mod:`ftipbook.model` and pass the results in.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
+
+#: Series colours, in order, for plots with several lines or bar groups.
+PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
+#: Fill of a highlighted box (a selected expert, a shared path, the repeated block).
+HIGHLIGHT = "#fed7aa"
+#: Fill of a box that the chapter marks as not identified by its source.
+UNKNOWN = "#f3f4f6"
+
+
+# --- plots -------------------------------------------------------------------------------------
+def plot_profiles(
+    x: Sequence[float],
+    series: Mapping[str, Sequence[float]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    logy: bool = False,
+    scatter: Sequence[str] = (),
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """One line per entry of ``series`` against the shared ``x`` (e.g. a gradient norm by depth).
+
+    Series named in ``scatter`` are drawn as points only (measurements beside a formula curve).
+    """
+    xs = as_array(x)
+    if xs.ndim != 1 or not len(xs):
+        raise ValueError(f"x must be a non-empty 1-D sequence, got shape {xs.shape}")
+    if not series:
+        raise ValueError("series must name at least one curve")
+    unknown = sorted(set(scatter) - set(series))
+    if unknown:
+        raise ValueError(f"scatter names {unknown}, which are not series; series are {sorted(series)}")
+    ax = axes_or_new(ax, (5.0, 3.4))
+    for i, (label, values) in enumerate(series.items()):
+        ys = as_array(values)
+        if ys.shape != xs.shape:
+            raise ValueError(f"series {label!r} has shape {ys.shape}, x has {xs.shape}")
+        colour = PALETTE[i % len(PALETTE)]
+        if label in scatter:
+            ax.scatter(xs, ys, color=colour, s=28, zorder=3, label=label)
+        else:
+            ax.plot(xs, ys, color=colour, marker="o", markersize=3.5, linewidth=1.6, label=label)
+    if logy:
+        ax.set_yscale("log")
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, fontsize=9)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_matrix(
+    matrix,
+    *,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    fmt: str = "{:.2f}",
+    cmap: str = "Oranges",
+    colorbar: str | None = None,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Annotated heatmap of a small matrix (a routing table, a pairwise-difference table)."""
+    m = as_array(matrix)
+    if m.ndim != 2:
+        raise ValueError(f"plot_matrix needs a 2-D matrix, got shape {m.shape}")
+    if len(row_labels) != m.shape[0] or len(col_labels) != m.shape[1]:
+        raise ValueError(
+            f"{len(row_labels)} row labels and {len(col_labels)} column labels for a matrix of shape {m.shape}"
+        )
+    ax = axes_or_new(ax, (0.75 * m.shape[1] + 2.0, 0.55 * m.shape[0] + 1.2))
+    top = float(np.nanmax(np.abs(m))) or 1.0
+    image = ax.imshow(m, cmap=cmap, vmin=0.0, vmax=top, aspect="auto")
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            ax.text(j, i, fmt.format(m[i, j]), ha="center", va="center", fontsize=9,
+                    color="white" if m[i, j] > 0.6 * top else INK)
+    ax.set_xticks(range(m.shape[1]), list(col_labels))
+    ax.set_yticks(range(m.shape[0]), list(row_labels))
+    ax.tick_params(length=0)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, shrink=0.8, label=colorbar)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_grouped_bars(
+    categories: Sequence[str],
+    series: Mapping[str, Sequence[float]],
+    *,
+    ylabel: str,
+    logy: bool = False,
+    annotate: bool = True,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Bars grouped by category, one colour per entry of ``series``, heights written on top."""
+    if not categories or not series:
+        raise ValueError("plot_grouped_bars needs at least one category and one series")
+    ax = axes_or_new(ax, (1.6 * len(categories) + 2.0, 3.4))
+    width = 0.8 / len(series)
+    centres = np.arange(len(categories))
+    for i, (label, values) in enumerate(series.items()):
+        ys = as_array(values)
+        if ys.shape != (len(categories),):
+            raise ValueError(f"series {label!r} has {ys.shape} values for {len(categories)} categories")
+        bars = ax.bar(centres + (i - (len(series) - 1) / 2) * width, ys, width, label=label,
+                      color=PALETTE[i % len(PALETTE)], alpha=0.85)
+        if annotate:
+            ax.bar_label(bars, labels=[f"{y:,.0f}" for y in ys], fontsize=8, padding=2)
+    ax.set_xticks(centres, list(categories))
+    if logy:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.margins(y=0.15)
+    ax.legend(frameon=False, fontsize=9)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+# --- diagram primitives ------------------------------------------------------------------------
+def _box(ax: Axes, x: float, y: float, text: str, *, fc: str = FILL, ec: str = INK, w: float = 0.34,
+         h: float = 0.075, fontsize: float = 10, style: str = "-") -> None:
+    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.008", fc=fc, ec=ec,
+                                linewidth=1.2, linestyle=style))
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color=INK)
+
+
+def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], *, colour: str = INK,
+           width: float = 1.2, rad: float = 0.0, style: str = "-") -> None:
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, color=colour, linewidth=width,
+                                 connectionstyle=f"arc3,rad={rad}", linestyle=style, shrinkA=0, shrinkB=0))
+
+
+def _blank(ax: Axes, xlim: tuple[float, float] = (0.0, 1.0), ylim: tuple[float, float] = (0.0, 1.0)) -> None:
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.axis("off")
+
+
+# --- diagrams ----------------------------------------------------------------------------------
+def draw_placement(placement: str, *, norm: str = "N", sublayer: str = "F", ax: Axes | None = None) -> Axes:
+    """One residual branch with its norm before the sublayer (``"pre"``) or after the sum (``"post"``) (ftip-006E).
+
+    Data flow from bottom to top: ``X + F(N(X))`` for pre, ``N(X + F(X))`` for post; the skip
+    path is drawn in the accent colour.
+    """
+    if placement not in ("pre", "post"):
+        raise ValueError(f"placement={placement!r} must be 'pre' or 'post'")
+    ax = axes_or_new(ax, (2.6, 4.2))
+    main, skip = 0.42, 0.86
+    _box(ax, main, 0.06, "$X$", fc="white", w=0.22)
+    if placement == "pre":
+        stages = [(0.30, f"${norm}$", FILL), (0.52, f"${sublayer}$", FILL), (0.74, "$+$", HIGHLIGHT)]
+        out = f"$X+{sublayer}({norm}(X))$"
+    else:
+        stages = [(0.30, f"${sublayer}$", FILL), (0.52, "$+$", HIGHLIGHT), (0.74, f"${norm}$", FILL)]
+        out = f"${norm}(X+{sublayer}(X))$"
+    previous = 0.06
+    for y, text, fc in stages:
+        _arrow(ax, (main, previous + 0.04), (main, y - 0.04))
+        _box(ax, main, y, text, fc=fc, w=0.3 if text != "$+$" else 0.14)
+        previous = y
+    plus_y = next(y for y, text, _ in stages if text == "$+$")
+    ax.plot([main + 0.11, skip, skip], [0.06, 0.06, plus_y], color=ACCENT, linewidth=1.6)
+    _arrow(ax, (skip, plus_y), (main + 0.075, plus_y), colour=ACCENT, width=1.6)
+    ax.text(skip + 0.02, (0.06 + plus_y) / 2, "skip", rotation=90, va="center", fontsize=9, color=ACCENT)
+    _arrow(ax, (main, previous + 0.04), (main, 0.9))
+    ax.text(main, 0.94, out, ha="center", va="center", fontsize=10, color=INK)
+    ax.set_title(f"{placement}-normalization", fontsize=11)
+    _blank(ax)
+    return ax

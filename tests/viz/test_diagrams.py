@@ -1,0 +1,74 @@
+"""Figure helpers of ftipbook.viz.diagrams: what they draw and what they refuse (ftip-000X … ftip-0013)."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from ftipbook.viz import diagrams  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _texts(ax):
+    return [t.get_text() for t in ax.texts]
+
+
+def test_plot_profiles_draws_lines_and_points():
+    ax = diagrams.plot_profiles([1, 2, 3], {"formula": [1.0, 2.0, 3.0], "measured": torch.tensor([1.0, 2.1, 2.9])},
+                                xlabel="x", ylabel="y", scatter=["measured"], logy=True)
+    assert len(ax.lines) == 1 and len(ax.collections) == 1
+    np.testing.assert_allclose(ax.collections[0].get_offsets()[:, 1], [1.0, 2.1, 2.9])
+    assert ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["formula", "measured"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(x=[], series={"a": []}), "non-empty"),
+    (dict(x=[1, 2], series={}), "at least one"),
+    (dict(x=[1, 2], series={"a": [1.0]}), "series 'a' has shape"),
+    (dict(x=[1, 2], series={"a": [1.0, 2.0]}, scatter=["b"]), "not series"),
+])
+def test_plot_profiles_refuses_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        diagrams.plot_profiles(xlabel="x", ylabel="y", **kwargs)
+
+
+def test_plot_matrix_annotates_every_cell():
+    m = np.array([[0.0, 0.25], [1.5, 0.75]])
+    ax = diagrams.plot_matrix(m, row_labels=["r1", "r2"], col_labels=["c1", "c2"], fmt="{:.2f}", colorbar="v")
+    assert _texts(ax) == ["0.00", "0.25", "1.50", "0.75"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["c1", "c2"]
+    with pytest.raises(ValueError, match="2 row labels and 3 column labels"):
+        diagrams.plot_matrix(m, row_labels=["a", "b"], col_labels=["a", "b", "c"])
+    with pytest.raises(ValueError, match="2-D"):
+        diagrams.plot_matrix(np.zeros(3), row_labels=["a"], col_labels=["b"])
+
+
+def test_plot_grouped_bars_heights_and_labels():
+    ax = diagrams.plot_grouped_bars(["total", "active"], {"dense": [10, 10], "MoE": [40, 12]}, ylabel="params")
+    heights = sorted(p.get_height() for p in ax.patches)
+    assert heights == [10, 10, 12, 40]
+    assert {"10", "12", "40"} <= set(_texts(ax))
+    with pytest.raises(ValueError, match="series 'MoE' has"):
+        diagrams.plot_grouped_bars(["total", "active"], {"MoE": [1, 2, 3]}, ylabel="p")
+    with pytest.raises(ValueError, match="at least one category"):
+        diagrams.plot_grouped_bars([], {"a": []}, ylabel="p")
+
+
+@pytest.mark.parametrize("placement, order", [("pre", ["$N$", "$F$", "$+$"]), ("post", ["$F$", "$+$", "$N$"])])
+def test_draw_placement_orders_norm_sublayer_and_sum(placement, order):
+    ax = diagrams.draw_placement(placement)
+    boxes = [t for t in ax.texts if t.get_text() in ("$N$", "$F$", "$+$")]
+    assert [t.get_text() for t in sorted(boxes, key=lambda t: t.get_position()[1])] == order
+    formula = "$X+F(N(X))$" if placement == "pre" else "$N(X+F(X))$"
+    assert formula in _texts(ax)
+    with pytest.raises(ValueError, match="'pre' or 'post'"):
+        diagrams.draw_placement("middle")
