@@ -1,0 +1,208 @@
+"""Cost vectors with units, declared scalarizations and Pareto dominance (ftip-00JQ, ftip-00L9).
+
+Definition ftip-00JQ keeps the costs of a system apart, as a vector ``c`` of named coordinates
+(training FLOPs, inference FLOPs, wall time, memory, energy, ...), each with its unit. A scalar
+cost ``C = w . c`` is a *declared* study choice with nonnegative weights, not a property of the
+system. Definition ftip-00L9 adds that coordinates nobody measured are marked unknown, never
+silently zero: a scalarization that puts positive weight on an unknown coordinate returns
+:data:`UNKNOWN`, not a number.
+
+Conventions: costs lie in ``[0, +inf]`` (``+inf`` means infeasible, as in ftip-00JJ); a zero
+weight ignores its coordinate entirely (so ``0 * inf`` and ``0 * UNKNOWN`` never arise).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value nobody recorded or measured (ftip-00L9, ftip-00JY); ``reason`` says which and why.
+
+    It is not a number: arithmetic and ``float()`` on it raise ``TypeError``, so an unknown cost or
+    field cannot leak into a computed result. Test with ``isinstance(x, Unknown)``.
+    """
+
+    reason: str = "not recorded"
+
+    def __float__(self) -> float:
+        raise TypeError(f"an unknown value ({self.reason}) has no numeric value")
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"an unknown value ({self.reason}) is neither true nor false; test isinstance(x, Unknown)")
+
+    def __repr__(self) -> str:
+        return "UNKNOWN" if self.reason == "not recorded" else f"Unknown({self.reason!r})"
+
+
+#: The marker of a coordinate or record field that was not recorded.
+UNKNOWN = Unknown()
+
+#: The coordinates Definition ftip-00L9 asks for, with the units this library uses for them.
+STANDARD_UNITS: Mapping[str, str] = MappingProxyType({
+    "train_flops": "FLOP",
+    "inference_flops": "FLOP",
+    "wall_time": "s",
+    "memory": "byte",
+    "energy": "J",
+    "context_length": "token",
+})
+
+
+def _check_cost(name: str, value: object) -> float | Unknown:
+    if isinstance(value, Unknown):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"cost coordinate {name!r} must be a real number in [0, inf] or UNKNOWN, got {type(value).__name__} {value!r}"
+        )
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"cost coordinate {name!r}={value!r} must lie in [0, inf] (use UNKNOWN when not measured)")
+    return value
+
+
+@dataclass(frozen=True)
+class CostVector:
+    """Named cost coordinates with units (ftip-00JQ, ftip-00L9); unmeasured ones are :data:`UNKNOWN`.
+
+    ``CostVector({"wall_time": 1.5, "energy": UNKNOWN}, {"wall_time": "s", "energy": "J"})``.
+    Values lie in ``[0, +inf]``; every coordinate has a non-empty unit string. Use
+    :meth:`standard` for the coordinates of ftip-00L9.
+    """
+
+    values: Mapping[str, float | Unknown]
+    units: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.values, Mapping) or not isinstance(self.units, Mapping):
+            raise TypeError("CostVector(values, units) takes two mappings from coordinate name to value and unit")
+        if set(self.values) != set(self.units):
+            raise ValueError(
+                f"every coordinate needs a unit and every unit a coordinate; values have {sorted(self.values)}, "
+                f"units have {sorted(self.units)}"
+            )
+        if not self.values:
+            raise ValueError("a cost vector needs at least one coordinate")
+        checked = {}
+        for name in self.values:
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"coordinate names must be non-empty strings, got {name!r}")
+            unit = self.units[name]
+            if not isinstance(unit, str) or not unit.strip():
+                raise ValueError(f"coordinate {name!r} has no unit (got {unit!r}); declare one, e.g. 's' or 'FLOP'")
+            checked[name] = _check_cost(name, self.values[name])
+        object.__setattr__(self, "values", MappingProxyType(checked))
+        object.__setattr__(self, "units", MappingProxyType(dict(self.units)))
+
+    @classmethod
+    def standard(cls, **values: float | Unknown) -> "CostVector":
+        """The six coordinates of ftip-00L9 in :data:`STANDARD_UNITS`; any not given is :data:`UNKNOWN`.
+
+        ``CostVector.standard(train_flops=3e12, wall_time=0.4, memory=2**20, context_length=64)``.
+        """
+        extra = sorted(set(values) - set(STANDARD_UNITS))
+        if extra:
+            raise ValueError(f"unknown coordinate(s) {extra}; the standard ones are {list(STANDARD_UNITS)}")
+        return cls({name: values.get(name, UNKNOWN) for name in STANDARD_UNITS}, dict(STANDARD_UNITS))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The coordinate names, in declaration order."""
+        return tuple(self.values)
+
+    def __getitem__(self, name: str) -> float | Unknown:
+        if name not in self.values:
+            raise KeyError(f"no coordinate {name!r}; this vector has {list(self.values)}")
+        return self.values[name]
+
+    def unknown(self) -> tuple[str, ...]:
+        """Names of the coordinates marked unknown."""
+        return tuple(n for n, v in self.values.items() if isinstance(v, Unknown))
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """``(name, value, unit)`` strings for a small printed table (values to 4 significant digits)."""
+        return [(n, "UNKNOWN" if isinstance(v, Unknown) else f"{v:.4g}", self.units[n]) for n, v in self.values.items()]
+
+
+@dataclass(frozen=True)
+class Scalarization:
+    """A declared scalar cost ``C = sum_i w_i c_i`` (ftip-00JQ, ftip-00L9).
+
+    ``weights`` maps coordinate names to ``w_i >= 0`` (finite); ``units`` declares the unit each
+    weight expects, so a vector measured in other units is refused instead of mixing seconds with
+    milliseconds. ``scalar_unit`` names the unit of ``C``. Calling it on a :class:`CostVector`
+    returns ``C`` or, when a positively weighted coordinate is unknown, an :class:`Unknown` naming
+    it. Coordinates with weight zero are ignored.
+    """
+
+    weights: Mapping[str, float]
+    units: Mapping[str, str]
+    scalar_unit: str = "declared cost unit"
+
+    def __post_init__(self) -> None:
+        if set(self.weights) != set(self.units):
+            raise ValueError(
+                f"declare a unit for every weight: weights name {sorted(self.weights)}, units name {sorted(self.units)}"
+            )
+        if not self.weights:
+            raise ValueError("a scalarization needs at least one weighted coordinate")
+        for name, w in self.weights.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)):
+                raise TypeError(f"weight of {name!r} must be a real number, got {type(w).__name__}")
+            if not (math.isfinite(w) and w >= 0):
+                raise ValueError(f"weight of {name!r} is {w!r}; weights must be finite and >= 0 (ftip-00JQ)")
+        if not any(w > 0 for w in self.weights.values()):
+            raise ValueError("all weights are zero: the scalar cost would ignore every coordinate")
+        object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+        object.__setattr__(self, "units", MappingProxyType(dict(self.units)))
+
+    def __call__(self, cost: CostVector) -> float | Unknown:
+        if not isinstance(cost, CostVector):
+            raise TypeError(f"a scalarization applies to a CostVector, got {type(cost).__name__}")
+        missing = sorted(set(self.weights) - set(cost.values))
+        if missing:
+            raise ValueError(f"the cost vector has no coordinate(s) {missing}; it has {list(cost.names)}")
+        unknown = []
+        total = 0.0
+        for name, w in self.weights.items():
+            if cost.units[name] != self.units[name]:
+                raise ValueError(
+                    f"unit mismatch on {name!r}: the weight is declared per {self.units[name]!r} but the vector "
+                    f"is measured in {cost.units[name]!r}; convert the measurement first"
+                )
+            if w == 0:
+                continue
+            value = cost.values[name]
+            if isinstance(value, Unknown):
+                unknown.append(name)
+            else:
+                total += w * value
+        if unknown:
+            return Unknown(f"positive weight on unknown coordinate(s) {', '.join(unknown)}")
+        return total
+
+
+def pareto_dominates(a: CostVector, b: CostVector) -> bool | Unknown:
+    """Whether ``a`` Pareto-dominates ``b``: no coordinate worse and at least one strictly better.
+
+    Both vectors must have the same coordinates in the same units. Unknown coordinates make the
+    answer :class:`Unknown` unless a known coordinate already shows that ``a`` is worse (then
+    ``False``).
+    """
+    if not isinstance(a, CostVector) or not isinstance(b, CostVector):
+        raise TypeError("pareto_dominates compares two CostVectors")
+    if set(a.names) != set(b.names):
+        raise ValueError(f"the vectors have different coordinates: {sorted(a.names)} vs {sorted(b.names)}")
+    for name in a.names:
+        if a.units[name] != b.units[name]:
+            raise ValueError(f"unit mismatch on {name!r}: {a.units[name]!r} vs {b.units[name]!r}")
+    unknown = [n for n in a.names if isinstance(a[n], Unknown) or isinstance(b[n], Unknown)]
+    known = [n for n in a.names if n not in unknown]
+    if any(a[n] > b[n] for n in known):
+        return False
+    if unknown:
+        return Unknown(f"dominance undetermined: unknown coordinate(s) {', '.join(unknown)}")
+    return any(a[n] < b[n] for n in known)
