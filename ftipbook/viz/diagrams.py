@@ -31,6 +31,7 @@ def plot_profiles(
     *,
     xlabel: str,
     ylabel: str,
+    logx: bool = False,
     logy: bool = False,
     scatter: Sequence[str] = (),
     title: str | None = None,
@@ -58,6 +59,8 @@ def plot_profiles(
             ax.scatter(xs, ys, color=colour, s=28, zorder=3, label=label)
         else:
             ax.plot(xs, ys, color=colour, marker="o", markersize=3.5, linewidth=1.6, label=label)
+    if logx:
+        ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
     ax.set(xlabel=xlabel, ylabel=ylabel)

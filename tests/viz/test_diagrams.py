@@ -23,10 +23,10 @@ def _texts(ax):
 
 def test_plot_profiles_draws_lines_and_points():
     ax = diagrams.plot_profiles([1, 2, 3], {"formula": [1.0, 2.0, 3.0], "measured": torch.tensor([1.0, 2.1, 2.9])},
-                                xlabel="x", ylabel="y", scatter=["measured"], logy=True)
+                                xlabel="x", ylabel="y", scatter=["measured"], logx=True, logy=True)
     assert len(ax.lines) == 1 and len(ax.collections) == 1
     np.testing.assert_allclose(ax.collections[0].get_offsets()[:, 1], [1.0, 2.1, 2.9])
-    assert ax.get_yscale() == "log"
+    assert ax.get_xscale() == ax.get_yscale() == "log"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["formula", "measured"]
 
 
