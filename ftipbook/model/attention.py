@@ -2,11 +2,15 @@
 multi-head causal self-attention layer built on it (ftip-000P, 000U, 000V)."""
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+from torch.overrides import TorchFunctionMode
 
 from ftipbook.model.cache import KVCache
 from ftipbook.model.config import ModelConfig
@@ -151,3 +155,96 @@ class MultiHeadAttention(nn.Module):
         rows = torch.arange(t_k, device=device).unsqueeze(0)
         bias = alibi_bias(self.alibi_slopes.to(device), rows[:, past:], rows)
         return bias.masked_fill(~keep, NEG_INF).to(dtype), False
+
+
+# probes used by the chapters of ftip-000N ... ftip-000V ---------------------------------------
+@dataclass
+class AttentionCall:
+    """The arguments and result of one ``scaled_dot_product_attention`` call.
+
+    ``q`` is ``[B, H, T_q, d_h]`` as the kernel received it (after RoPE), ``k`` and ``v`` are
+    ``[B, G, T_k, d_h]`` (``G`` key/value heads, ``G < H`` under GQA/MQA with ``enable_gqa``).
+    """
+
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    attn_mask: torch.Tensor | None
+    is_causal: bool
+    scale: float | None
+    enable_gqa: bool
+    output: torch.Tensor
+
+
+#: Positional parameter names of ``torch.nn.functional.scaled_dot_product_attention``.
+_SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+
+
+class AttentionRecorder(TorchFunctionMode):
+    """Record every ``scaled_dot_product_attention`` call made inside a ``with`` block (ftip-000P, 000U).
+
+    The layers compute with the fused kernel, so their per-head queries, keys and values are
+    never returned; this context manager lets a check read them where the kernel receives them::
+
+        with AttentionRecorder() as rec:
+            layer(x, positions=positions)
+        q = rec.calls[0].q  # [B, H, T, d_h]
+
+    Tensors are stored detached; nothing about the computation changes.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[AttentionCall] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if func is F.scaled_dot_product_attention:
+            given = {**dict(zip(_SDPA_ARGS, args)), **kwargs}
+            mask = given.get("attn_mask")
+            self.calls.append(AttentionCall(
+                q=given["query"].detach(), k=given["key"].detach(), v=given["value"].detach(),
+                attn_mask=None if mask is None else mask.detach(), is_causal=bool(given.get("is_causal", False)),
+                scale=given.get("scale"), enable_gqa=bool(given.get("enable_gqa", False)), output=out.detach(),
+            ))
+        return out
+
+
+@contextlib.contextmanager
+def no_causal_mask(module: nn.Module) -> Iterator[nn.Module]:
+    """Run every :class:`MultiHeadAttention` in ``module`` with ``M = 0`` inside a ``with`` block.
+
+    The decoder always applies the causal mask of ftip-000S; the permutation-equivariance check of
+    ftip-000N needs the same layers without it (every position attends to every position). Only
+    the mask changes: weights, projections and RoPE are untouched, and the layers are restored on
+    exit. Packed-document masks (``seg_ids``) and continuing from a cache are refused inside the
+    block. ALiBi (its bias travels with the mask), MLA and KDA layers (their causality is built into
+    their own computation) are refused with a ``ValueError``.
+    """
+    from ftipbook.model.kda import KimiDeltaAttention
+    from ftipbook.model.mla import MultiHeadLatentAttention
+
+    others = sorted({type(m).__name__ for m in module.modules()
+                     if isinstance(m, (MultiHeadLatentAttention, KimiDeltaAttention))})
+    if others:
+        raise ValueError(f"no_causal_mask supports softmax attention layers ('A') only; found {', '.join(others)}")
+    layers = [m for m in module.modules() if isinstance(m, MultiHeadAttention)]
+    if not layers:
+        raise ValueError(f"no_causal_mask found no MultiHeadAttention layer in {type(module).__name__}")
+    if any(m.alibi_slopes is not None for m in layers):
+        raise ValueError("no_causal_mask does not support pos='alibi' (the ALiBi bias is part of the score mask); "
+                         "use pos in 'none', 'sinusoidal', 'learned', 'rope'")
+
+    def unmasked(t_q: int, past: int, seg_ids: torch.Tensor | None, device, dtype):
+        if seg_ids is not None or past:
+            raise ValueError("no_causal_mask runs one unpacked sequence without a cache (seg_ids=None, cache=None)")
+        return None, False
+
+    for layer in layers:
+        layer.score_mask = unmasked  # instance attribute shadows the method
+    try:
+        yield module
+    finally:
+        for layer in layers:
+            del layer.score_mask
