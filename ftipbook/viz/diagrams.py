@@ -172,7 +172,7 @@ def draw_placement(placement: str, *, norm: str = "N", sublayer: str = "F", ax: 
     if placement not in ("pre", "post"):
         raise ValueError(f"placement={placement!r} must be 'pre' or 'post'")
     ax = axes_or_new(ax, (2.6, 4.2))
-    main, skip = 0.42, 0.86
+    main, skip = 0.45, 0.85
     _box(ax, main, 0.06, "$X$", fc="white", w=0.22)
     if placement == "pre":
         stages = [(0.30, f"${norm}$", FILL), (0.52, f"${sublayer}$", FILL), (0.74, "$+$", HIGHLIGHT)]
@@ -191,6 +191,6 @@ def draw_placement(placement: str, *, norm: str = "N", sublayer: str = "F", ax: 
     ax.text(skip + 0.02, (0.06 + plus_y) / 2, "skip", rotation=90, va="center", fontsize=9, color=ACCENT)
     _arrow(ax, (main, previous + 0.04), (main, 0.9))
     ax.text(main, 0.94, out, ha="center", va="center", fontsize=10, color=INK)
-    ax.set_title(f"{placement}-normalization", fontsize=11)
-    _blank(ax)
+    ax.text(0.5, 1.0, f"{placement}-normalization", ha="center", va="center", fontsize=11, color=INK)
+    _blank(ax, ylim=(0.0, 1.03))
     return ax

@@ -69,6 +69,6 @@ def test_draw_placement_orders_norm_sublayer_and_sum(placement, order):
     boxes = [t for t in ax.texts if t.get_text() in ("$N$", "$F$", "$+$")]
     assert [t.get_text() for t in sorted(boxes, key=lambda t: t.get_position()[1])] == order
     formula = "$X+F(N(X))$" if placement == "pre" else "$N(X+F(X))$"
-    assert formula in _texts(ax)
+    assert formula in _texts(ax) and f"{placement}-normalization" in _texts(ax)
     with pytest.raises(ValueError, match="'pre' or 'post'"):
         diagrams.draw_placement("middle")
