@@ -94,19 +94,27 @@ def plot_embedding_lookup(one_hot, table, rows, *, tokens: Sequence[int] | None 
     axes[0].imshow(oh, cmap="Greys", vmin=0, vmax=1)
     axes[1].imshow(e, cmap="RdBu_r", vmin=-lim, vmax=lim)
     axes[2].imshow(x, cmap="RdBu_r", vmin=-lim, vmax=lim)
-    labels = [str(t) for t in tokens] if tokens is not None else [str(i + 1) for i in range(oh.shape[0])]
+    n, v = oh.shape
+    labels = ([f"$x_{{{t + 1}}}={a}$" for t, a in enumerate(tokens)] if tokens is not None
+              else [f"$t={t + 1}$" for t in range(n)])
     axes[0].set_title("one-hot rows of $x_{1:n}$")
     axes[1].set_title("embedding table $E$")
-    axes[2].set_title("$X^{\\mathrm{tok}}$ = one-hot $\\times E$")
-    axes[0].set_yticks(range(oh.shape[0]), labels)
-    axes[2].set_yticks(range(oh.shape[0]), labels)
+    axes[2].set_title("$X^{\\mathrm{tok}}$ = one-hot $\\times\\, E$")
+    axes[0].set_yticks(range(n), labels)
+    axes[2].set_yticks(range(n), labels)
+    axes[0].set_xticks(range(v))
+    axes[0].set_xticks(np.arange(-0.5, v), minor=True)
+    axes[0].set_yticks(np.arange(-0.5, n), minor=True)
+    axes[0].grid(which="minor", color=MUTED, linewidth=0.5)
+    axes[0].tick_params(which="minor", length=0)
     axes[0].set_xlabel("token id $a$")
-    axes[1].set_ylabel("token id $a$")
+    axes[1].set_yticks(range(v))
+    axes[1].set_ylabel("token id $a$ (rows read are outlined)")
     for ax in axes[1:]:
         ax.set_xlabel("coordinate of $\\mathbb{R}^d$")
-    if tokens is not None:
-        for t in set(tokens):
-            axes[1].axhline(t, color=ACCENT, linewidth=0.8, alpha=0.7)
+    read = sorted(set(tokens)) if tokens is not None else sorted(set(np.argmax(oh, axis=1).tolist()))
+    for a in read:
+        axes[1].add_patch(plt.Rectangle((-0.5, a - 0.5), e.shape[1], 1, fill=False, edgecolor=ACCENT, linewidth=2))
     return axes
 
 
