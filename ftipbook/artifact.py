@@ -1,0 +1,305 @@
+"""The base-model artifact ``M_0 = (tau, delta, cfg, theta_K, num)`` (ftip-001K, ftip-006M, ftip-001L).
+
+A weight file alone does not determine a next-token law: the law also needs the tokenizer and
+detokenizer, the architecture configuration and the numerical and output conventions.
+:class:`ModelArtifact` holds exactly these runtime ingredients, plus a :class:`Provenance`
+record (optimizer, data, seeds, steps, versions) that travels with it but is not a runtime input.
+:func:`runtime_hash` therefore covers tokenizer, configuration, weights and numerics and
+excludes provenance: two artifacts with equal runtime hashes evaluate the same law.
+
+On disk an artifact is a directory with ``weights.safetensors`` (the tensors ``theta_K``) and
+``artifact.json`` (everything else, and the runtime hash, which loading verifies). Nothing is
+pickled.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from ftipbook.model.config import ModelConfig
+from ftipbook.model.transformer import DecoderLM
+
+#: Format tag written into ``artifact.json``; loading refuses other values.
+FORMAT = "ftipbook.artifact/1"
+WEIGHTS_FILE = "weights.safetensors"
+META_FILE = "artifact.json"
+#: Parameter dtypes an artifact may declare (``NumericsSpec.dtype``).
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+#: Modules whose tokenizer classes an artifact may name (``from_dict`` is called on them; nothing else is imported).
+TOKENIZER_MODULES = ("ftipbook.tokenizer",)
+
+
+@dataclass(frozen=True)
+class NumericsSpec:
+    """``num`` of ftip-001K: the numerical and inference conventions that evaluate the law.
+
+    ``dtype`` is the dtype the parameters are cast to and the forward runs in; ``law`` says how
+    logits become the next-token law (``"softmax"``: ``pi = softmax(z)`` at temperature 1 over the
+    whole vocabulary, computed in float64); ``eos_id`` is the stop token of the EOS convention
+    (ftip-000G; ``None``: stopping only by the length cap); ``max_context`` is the longest prefix
+    the law is declared for. Norm epsilon and RoPE base are fields of the configuration.
+    """
+
+    dtype: str = "float32"
+    law: str = "softmax"
+    eos_id: int | None = None
+    max_context: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype={self.dtype!r} is not supported; allowed: {sorted(DTYPES)}")
+        if self.law != "softmax":
+            raise ValueError(f"law={self.law!r} is not supported; allowed: 'softmax'")
+        for name in ("eos_id", "max_context"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ValueError(f"{name}={value!r} must be a non-negative int or None")
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        """``dtype`` as a ``torch.dtype``."""
+        return DTYPES[self.dtype]
+
+    def check(self, cfg: ModelConfig) -> None:
+        """Refuse conventions that the configuration cannot honour (``ValueError``)."""
+        if self.eos_id is not None and self.eos_id >= cfg.vocab_size:
+            raise ValueError(f"numerics.eos_id={self.eos_id} is outside the vocabulary [0, {cfg.vocab_size})")
+        if self.max_context is not None and cfg.pos == "learned" and self.max_context > cfg.max_seq_len:
+            raise ValueError(
+                f"numerics.max_context={self.max_context} exceeds max_seq_len={cfg.max_seq_len} of learned positions"
+            )
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How the weights were produced (ftip-006M): evidence that accompanies, but does not run, the artifact.
+
+    ``undisclosed`` names fields the producer did not disclose (Example ftip-001L), so that an
+    unknown is recorded as unknown rather than left out.
+    """
+
+    optimizer: dict = field(default_factory=dict)  # name, hyperparameters, parameter-group allocation
+    data: dict = field(default_factory=dict)  # sources, mixture, pipeline, tokenizer corpus
+    seeds: dict = field(default_factory=dict)  # RunRandomness by name
+    steps: int | None = None  # updates made (K)
+    train_config: dict = field(default_factory=dict)  # TrainConfig by name
+    parent: str | None = None  # runtime hash of the artifact this one was trained from
+    versions: dict = field(default_factory=dict)  # ftipbook, torch, python
+    undisclosed: tuple[str, ...] = ()  # fields known to exist but not disclosed
+    log: dict = field(default_factory=dict)  # e.g. losses per step
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        d = asdict(self)
+        d["undisclosed"] = list(self.undisclosed)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> Provenance:
+        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown Provenance field(s) {unknown}")
+        d = dict(d)
+        d["undisclosed"] = tuple(d.get("undisclosed", ()))
+        return cls(**d)
+
+
+def versions() -> dict[str, str]:
+    """Versions of ftipbook, torch and Python (for :attr:`Provenance.versions`)."""
+    import platform
+
+    from ftipbook import __version__
+
+    return {"ftipbook": __version__, "torch": torch.__version__.split("+")[0], "python": platform.python_version()}
+
+
+# ---------------------------------------------------------------------------------------------
+def tokenizer_to_dict(tokenizer) -> dict:
+    """``{"class": name, "module": module, "state": tokenizer.to_dict()}`` for an ftipbook tokenizer."""
+    cls = type(tokenizer)
+    if cls.__module__ not in TOKENIZER_MODULES or not hasattr(tokenizer, "to_dict"):
+        raise TypeError(
+            f"an artifact stores tokenizers from {TOKENIZER_MODULES} that have to_dict()/from_dict(); "
+            f"got {cls.__module__}.{cls.__name__}"
+        )
+    return {"class": cls.__name__, "module": cls.__module__, "state": tokenizer.to_dict()}
+
+
+def tokenizer_from_dict(d: Mapping):
+    """Inverse of :func:`tokenizer_to_dict` (only classes of :data:`TOKENIZER_MODULES` are accepted)."""
+    if d.get("module") not in TOKENIZER_MODULES:
+        raise ValueError(f"tokenizer module {d.get('module')!r} is not allowed; allowed: {TOKENIZER_MODULES}")
+    cls = getattr(importlib.import_module(d["module"]), str(d.get("class")), None)
+    if not isinstance(cls, type) or not hasattr(cls, "from_dict"):
+        raise ValueError(f"{d['module']} has no tokenizer class {d.get('class')!r} with from_dict()")
+    return cls.from_dict(d["state"])
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
+
+
+def _tensor_bytes(t: torch.Tensor) -> bytes:
+    return t.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
+def runtime_hash(
+    cfg: ModelConfig, state_dict: Mapping[str, torch.Tensor], numerics: NumericsSpec, tokenizer=None
+) -> str:
+    """SHA-256 of the runtime ingredients: tokenizer, configuration, weights (names, dtypes, shapes,
+    bytes) and numerics. Provenance is not an argument, so it cannot change the hash (ftip-006M)."""
+    h = hashlib.sha256()
+    tok = None if tokenizer is None else tokenizer_to_dict(tokenizer)
+    h.update(_canonical({"format": FORMAT, "cfg": asdict(cfg), "numerics": asdict(numerics), "tokenizer": tok}))
+    for name in sorted(state_dict):
+        t = state_dict[name]
+        h.update(_canonical([name, str(t.dtype), list(t.shape)]))
+        h.update(_tensor_bytes(t))
+    return h.hexdigest()
+
+
+@dataclass
+class ModelArtifact:
+    """``M_0 = (tau, delta, cfg, theta_K, num)`` of ftip-001K with its provenance.
+
+    ``tokenizer`` supplies both ``tau`` (``encode``) and ``delta`` (``decode``); it may be
+    ``None`` to show what is lost without it: text-level calls then raise ``ValueError``.
+    """
+
+    cfg: ModelConfig
+    state_dict: dict[str, torch.Tensor]
+    numerics: NumericsSpec = field(default_factory=NumericsSpec)
+    tokenizer: Any = None
+    provenance: Provenance = field(default_factory=Provenance)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.cfg, ModelConfig):
+            raise TypeError(f"cfg must be a ModelConfig, got {type(self.cfg).__name__}")
+        self.numerics.check(self.cfg)
+        if self.tokenizer is not None and self.tokenizer.vocab_size != self.cfg.vocab_size:
+            raise ValueError(
+                f"tokenizer has {self.tokenizer.vocab_size} ids but cfg.vocab_size={self.cfg.vocab_size}"
+            )
+
+    @classmethod
+    def from_model(
+        cls,
+        model: DecoderLM,
+        tokenizer=None,
+        *,
+        numerics: NumericsSpec | None = None,
+        provenance: Provenance | None = None,
+    ) -> ModelArtifact:
+        """Snapshot a ``DecoderLM`` (weights copied to the CPU). Default numerics: the parameters'
+        dtype, softmax law, the tokenizer's ``eos_id`` and ``cfg.max_seq_len``."""
+        if not isinstance(model, DecoderLM):
+            raise TypeError(f"model must be a DecoderLM, got {type(model).__name__}")
+        state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+        if numerics is None:
+            dtype = next(name for name, d in DTYPES.items() if d == next(model.parameters()).dtype)
+            eos = None if tokenizer is None else tokenizer.eos_id
+            numerics = NumericsSpec(dtype=dtype, eos_id=eos, max_context=model.cfg.max_seq_len)
+        return cls(model.cfg, state, numerics, tokenizer, provenance or Provenance())
+
+    # runtime ---------------------------------------------------------------------------------
+    def runtime_hash(self) -> str:
+        """:func:`runtime_hash` of this artifact (provenance excluded)."""
+        return runtime_hash(self.cfg, self.state_dict, self.numerics, self.tokenizer)
+
+    def model(self, device: torch.device | str | None = None) -> DecoderLM:
+        """The executable model: ``DecoderLM(cfg)`` with ``theta_K``, in ``numerics.dtype``, in eval mode."""
+        model = DecoderLM(self.cfg)
+        model.load_state_dict(self.state_dict)
+        return model.to(device=device, dtype=self.numerics.torch_dtype).eval()
+
+    def _require_tokenizer(self, what: str):
+        if self.tokenizer is None:
+            raise ValueError(
+                f"{what} needs the tokenizer, which this artifact lacks: without tau and delta the weights "
+                f"define a law over token ids only (ftip-001K)"
+            )
+        return self.tokenizer
+
+    def encode(self, text: str) -> list[int]:
+        """``tau(text)``: token ids."""
+        return list(self._require_tokenizer("encode").encode(text))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """``delta(ids)``: text."""
+        return self._require_tokenizer("decode").decode(list(ids))
+
+    def next_token_law(self, text: str, model: DecoderLM | None = None) -> torch.Tensor:
+        """``pi(. | tau(text))`` as a float64 vector over the vocabulary (pass ``model`` to reuse one)."""
+        ids = self.encode(text)
+        if not ids:
+            raise ValueError(f"text {text!r} encodes to no tokens; the law needs a non-empty prefix")
+        if self.numerics.max_context is not None and len(ids) > self.numerics.max_context:
+            raise ValueError(f"the prefix has {len(ids)} tokens, more than max_context={self.numerics.max_context}")
+        return (model or self.model()).next_token_law(ids)
+
+    def with_provenance(self, **changes) -> ModelArtifact:
+        """A copy whose provenance has ``changes`` applied (the runtime ingredients are shared)."""
+        return replace(self, provenance=replace(self.provenance, **changes))
+
+    def to_json(self) -> dict:
+        """The ``artifact.json`` content: everything but the tensors, plus the runtime hash."""
+        return {
+            "format": FORMAT,
+            "runtime_hash": self.runtime_hash(),
+            "runtime": {
+                "tokenizer": None if self.tokenizer is None else tokenizer_to_dict(self.tokenizer),
+                "cfg": asdict(self.cfg),
+                "numerics": asdict(self.numerics),
+                "weights": {"file": WEIGHTS_FILE, "tensors": len(self.state_dict),
+                            "parameters": sum(t.numel() for t in self.state_dict.values())},
+            },
+            "provenance": self.provenance.to_dict(),
+        }
+
+
+def save_artifact(artifact: ModelArtifact, directory: str | Path) -> Path:
+    """Write ``weights.safetensors`` and ``artifact.json`` into ``directory`` (created if needed)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    meta = artifact.to_json()
+    tensors = {k: v.detach().to("cpu").contiguous().clone() for k, v in artifact.state_dict.items()}
+    save_file(tensors, str(directory / WEIGHTS_FILE), metadata={"format": FORMAT, "runtime_hash": meta["runtime_hash"]})
+    (directory / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True, allow_nan=False) + "\n")
+    return directory
+
+
+def load_artifact(directory: str | Path) -> ModelArtifact:
+    """Read an artifact written by :func:`save_artifact`; refuse a runtime-hash mismatch."""
+    directory = Path(directory)
+    for name in (META_FILE, WEIGHTS_FILE):
+        if not (directory / name).is_file():
+            raise FileNotFoundError(f"{directory} is not an artifact directory: {name} is missing")
+    meta = json.loads((directory / META_FILE).read_text())
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{directory / META_FILE} has format {meta.get('format')!r}; expected {FORMAT!r}")
+    runtime = meta["runtime"]
+    tok = runtime["tokenizer"]
+    artifact = ModelArtifact(
+        cfg=ModelConfig(**runtime["cfg"]),
+        state_dict=load_file(str(directory / WEIGHTS_FILE)),
+        numerics=NumericsSpec(**runtime["numerics"]),
+        tokenizer=None if tok is None else tokenizer_from_dict(tok),
+        provenance=Provenance.from_dict(meta["provenance"]),
+    )
+    actual = artifact.runtime_hash()
+    if actual != meta["runtime_hash"]:
+        raise ValueError(
+            f"runtime hash mismatch in {directory}: artifact.json records {meta['runtime_hash'][:16]}..., "
+            f"the files give {actual[:16]}...; the weights, tokenizer, cfg or numerics were changed"
+        )
+    return artifact
+
