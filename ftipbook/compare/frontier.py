@@ -155,7 +155,7 @@ def _cost_of(name: str, c: object) -> float | Undefined:
     if isinstance(c, ScoredCostMeasurement):
         return c.cost
     if isinstance(c, NotReached):
-        return Undefined(f"{name}: {c.system} did not reach q={c.target} (best score {c.best_score})")
+        return Undefined(f"{name}: {c.system} did not reach q={c.target:g} (best score {c.best_score:.6g})")
     if isinstance(c, Unknown):
         return Undefined(f"{name}: the cost at q was not measured ({c.reason})")
     if isinstance(c, Undefined):

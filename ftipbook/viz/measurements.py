@@ -1,0 +1,169 @@
+"""Figures of the paired-measurement chapters: targets, repetitions, intervals, frontiers, checks.
+
+Items ftip-00KX, 00L0, 00L2, 00LA, 00LB, 00LC, 00LE and 00LG. Each helper draws on a given
+``Axes`` (or makes a figure) and returns it. Nothing here computes what it draws: chapters
+compute with :mod:`ftipbook.compare` and :mod:`ftipbook.eval` and pass the results in.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import ListedColormap
+
+from ftipbook.compare.frontier import NotReached, ScoredCostMeasurement
+from ftipbook.eval.stats import Interval, Measurements
+from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, axes_or_new
+
+#: Series colours, in order.
+PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
+
+
+def plot_scored_costs(
+    series: Mapping[str, Sequence[ScoredCostMeasurement]],
+    target: float,
+    marks: Mapping[str, ScoredCostMeasurement | NotReached],
+    *,
+    logx: bool = False,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Measured (cost, score) points per system, the target ``q``, and each system's smallest cost reaching it (ftip-00KX).
+
+    ``marks`` holds what :func:`~ftipbook.compare.frontier.smallest_cost_reaching` returned per
+    system: a circled point, or "not reached" written in the legend.
+    """
+    if not series:
+        raise ValueError("series must name at least one system")
+    ax = axes_or_new(ax, (5.4, 3.6))
+    for i, (name, points) in enumerate(series.items()):
+        pts = sorted(points, key=lambda p: p.cost)
+        colour = PALETTE[i % len(PALETTE)]
+        mark = marks.get(name)
+        label = name if not isinstance(mark, NotReached) else f"{name} (q not reached)"
+        ax.plot([p.cost for p in pts], [p.score for p in pts], "o-", color=colour, ms=4, lw=1.2, label=label)
+        if isinstance(mark, ScoredCostMeasurement):
+            ax.plot([mark.cost], [mark.score], "o", ms=12, mfc="none", mec=colour, mew=2)
+            ax.axvline(mark.cost, color=colour, lw=0.8, ls=":")
+    ax.axhline(target, color=MUTED, lw=1, ls="--", label=f"target q = {target:g}")
+    if logx:
+        ax.set_xscale("log")
+    unit = next(iter(series.values()))[0].cost_unit
+    ax.set_xlabel(f"measured cost ({unit})")
+    ax.set_ylabel("score")
+    ax.legend(frameon=False, fontsize=9)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_repetitions(runs: Mapping[str, Measurements], *, ax: Axes | None = None, title: str | None = None,
+                     scale: float = 1.0, unit: str | None = None) -> Axes:
+    """Every recorded repetition per system, with its mean (solid), median (dashed) and minimum (triangle) (ftip-00LA).
+
+    Values are multiplied by ``scale`` (e.g. ``1e3`` to show milliseconds) and labelled with ``unit``.
+    """
+    if not runs:
+        raise ValueError("runs must name at least one system")
+    ax = axes_or_new(ax, (5.4, 0.9 * len(runs) + 1.6))
+    for i, (name, m) in enumerate(runs.items()):
+        values = np.asarray(m.values) * scale
+        jitter = np.linspace(-0.15, 0.15, len(values))
+        ax.scatter(values, i + jitter, s=14, color=PALETTE[i % len(PALETTE)], alpha=0.7, zorder=2)
+        ax.plot([m.mean * scale] * 2, [i - 0.3, i + 0.3], color=INK, lw=2, label="mean" if i == 0 else None)
+        ax.plot([m.median * scale] * 2, [i - 0.3, i + 0.3], color=ACCENT, lw=2, ls="--", label="median" if i == 0 else None)
+        ax.plot([m.min * scale], [i + 0.38], "v", color=MUTED, ms=8, label="single fastest run" if i == 0 else None)
+    ax.set_yticks(range(len(runs)), list(runs))
+    ax.set_ylim(-0.6, len(runs) - 0.4)
+    ax.set_xlabel(f"measured value ({unit or next(iter(runs.values())).rule.unit})")
+    ax.legend(frameon=False, fontsize=8, loc="best")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_intervals(rows: Mapping[str, tuple[float, Interval]], *, reference: float | None = None,
+                   predicted: Mapping[str, float] | None = None, xlabel: str = "value",
+                   ax: Axes | None = None, title: str | None = None) -> Axes:
+    """Forest plot: one point estimate and interval per row (ftip-00LB, 00LE).
+
+    ``reference`` draws a vertical line (e.g. 0 or the true value); ``predicted`` marks a
+    predicted value per row with a diamond, filled when it lies in the row's interval.
+    """
+    if not rows:
+        raise ValueError("rows must name at least one interval")
+    ax = axes_or_new(ax, (5.6, 0.6 * len(rows) + 1.4))
+    names = list(rows)
+    for i, name in enumerate(names):
+        estimate, ci = rows[name]
+        ax.plot([ci.low, ci.high], [i, i], color=INK, lw=2)
+        ax.plot([estimate], [i], "o", color=INK, ms=5)
+        if predicted and name in predicted:
+            inside = ci.contains(predicted[name])
+            ax.plot([predicted[name]], [i], "D", ms=8, mec=ACCENT, mfc=ACCENT if inside else "white",
+                    label=("predicted (in interval: filled)" if i == 0 else None))
+    if reference is not None:
+        ax.axvline(reference, color=MUTED, lw=1, ls="--")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    if predicted:
+        ax.legend(frameon=False, fontsize=8, loc="best")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_frontier_steps(budgets: Sequence[float], curves: Mapping[str, Sequence[float]], *,
+                        points: Mapping[str, tuple[float, float]] | None = None, xlabel: str = "budget C",
+                        ylabel: str = "frontier value V(C)", logx: bool = False, ax: Axes | None = None,
+                        title: str | None = None) -> Axes:
+    """Frontier values ``V(C)`` as step curves over a budget grid (ftip-00L2); ``points`` marks
+    single demonstrated (cost, score) points."""
+    xs = np.asarray(budgets, dtype=float)
+    ax = axes_or_new(ax, (5.4, 3.6))
+    for i, (name, values) in enumerate(curves.items()):
+        ys = np.asarray(values, dtype=float)
+        if ys.shape != xs.shape:
+            raise ValueError(f"curve {name!r} has {ys.shape} values for {xs.shape} budgets")
+        shown = np.where(np.isfinite(ys), ys, np.nan)
+        ax.step(xs, shown, where="post", color=PALETTE[i % len(PALETTE)], lw=1.6, label=name)
+    for j, (name, (cost, score)) in enumerate((points or {}).items()):
+        ax.plot([cost], [score], "*", ms=13, color=PALETTE[(j + 1) % len(PALETTE)], mec=INK, label=name)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(frameon=False, fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_check_matrix(verdicts: Mapping[str, Mapping[str, bool]], *, ax: Axes | None = None,
+                      title: str | None = None) -> Axes:
+    """Rows are simulated worlds, columns declared checks; a cell says whether the prediction
+    agreed (light, "agree") or not (dark, "DISAGREE") (ftip-00LG)."""
+    rows = list(verdicts)
+    if not rows:
+        raise ValueError("verdicts must name at least one row")
+    cols = list(verdicts[rows[0]])
+    if any(list(verdicts[r]) != cols for r in rows):
+        raise ValueError("every row must have the same checks, in the same order")
+    ax = axes_or_new(ax, (1.5 * len(cols) + 2.8, 0.6 * len(rows) + 1.2))
+    grid = np.array([[0.0 if verdicts[r][c] else 1.0 for c in cols] for r in rows])
+    ax.imshow(grid, cmap=ListedColormap([FILL, ACCENT]), vmin=0, vmax=1, aspect="auto")
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            agree = verdicts[r][c]
+            ax.text(j, i, "agree" if agree else "DISAGREE", ha="center", va="center", fontsize=9,
+                    color=INK if agree else "white", fontweight="normal" if agree else "bold")
+    ax.set_xticks(range(len(cols)), cols)
+    ax.set_yticks(range(len(rows)), rows)
+    ax.tick_params(length=0)
+    ax.xaxis.tick_top()
+    if title:
+        ax.set_title(title, pad=24)
+    return ax

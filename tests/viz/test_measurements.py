@@ -1,0 +1,53 @@
+"""Figures of the paired-measurement chapters draw what they are given and refuse malformed input."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from ftipbook.compare.frontier import NotReached, ScoredCostMeasurement  # noqa: E402
+from ftipbook.eval.stats import Interval, RepeatedMeasurement  # noqa: E402
+from ftipbook.viz import measurements as vizm  # noqa: E402
+
+
+def teardown_function():
+    plt.close("all")
+
+
+def pts(system, scores):
+    return [ScoredCostMeasurement(system, float(i + 1), s, "p", "FLOP") for i, s in enumerate(scores)]
+
+
+def test_scored_costs_marks_the_reached_point_and_names_not_reached():
+    a, b = pts("a", [0.1, 0.6, 0.9]), pts("b", [0.1, 0.2, 0.3])
+    ax = vizm.plot_scored_costs({"a": a, "b": b}, 0.5, {"a": a[1], "b": NotReached(0.5, "b", 0.3, 3)})
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "b (q not reached)" in labels and "target q = 0.5" in labels
+    assert any(list(line.get_xdata()) == [2.0, 2.0] for line in ax.lines)  # the vertical line at the reached cost
+    with pytest.raises(ValueError):
+        vizm.plot_scored_costs({}, 0.5, {})
+
+
+def test_repetitions_draw_every_run_and_the_summary_lines():
+    m = RepeatedMeasurement(0, 4).record([1.0, 2.0, 3.0, 10.0])
+    ax = vizm.plot_repetitions({"x": m}, scale=1e3, unit="ms")
+    assert len(ax.collections[0].get_offsets()) == 4
+    assert [1e3 * m.mean] * 2 == list(ax.lines[0].get_xdata())
+    assert ax.get_xlabel() == "measured value (ms)"
+
+
+def test_intervals_fill_the_prediction_marker_only_inside():
+    ci = Interval(0.0, 1.0, 0.95, "x")
+    ax = vizm.plot_intervals({"in": (0.5, ci), "out": (0.5, ci)}, predicted={"in": 0.5, "out": 2.0})
+    diamonds = [line for line in ax.lines if line.get_marker() == "D"]
+    assert [d.get_markerfacecolor() != "white" for d in diamonds] == [True, False]
+
+
+def test_frontier_steps_and_check_matrix_validate_shapes():
+    vizm.plot_frontier_steps([1, 2, 3], {"V": [0.0, 0.5, 0.5]}, points={"first": (1, 0.0)})
+    with pytest.raises(ValueError):
+        vizm.plot_frontier_steps([1, 2, 3], {"V": [0.0, 0.5]})
+    ax = vizm.plot_check_matrix({"w1": {"c1": True, "c2": False}, "w2": {"c1": True, "c2": True}})
+    assert sorted(t.get_text() for t in ax.texts) == ["DISAGREE", "agree", "agree", "agree"]
+    with pytest.raises(ValueError):
+        vizm.plot_check_matrix({"w1": {"c1": True}, "w2": {"c2": True}})
