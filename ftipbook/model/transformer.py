@@ -9,7 +9,7 @@ from torch import nn
 
 from ftipbook.model.block import DecoderBlock
 from ftipbook.model.cache import HybridCache
-from ftipbook.model.config import ModelConfig
+from ftipbook.model.config import MIXERS, ModelConfig
 from ftipbook.model.ffn import MoEFeedForward
 from ftipbook.model.masks import segment_positions
 from ftipbook.model.norm import make_norm
@@ -139,6 +139,38 @@ class DecoderLM(nn.Module):
         """Sum of the MoE load-balancing losses of the last forward (``None`` if none was computed)."""
         losses = [m.aux_loss for m in self.modules() if isinstance(m, MoEFeedForward) and m.aux_loss is not None]
         return torch.stack(losses).sum() if losses else None
+
+
+def parameter_roles(model: DecoderLM) -> dict[str, str]:
+    """The construction of ftip-0012 that each learned tensor of ``model`` belongs to.
+
+    Returns ``{parameter name: role}`` for every tensor of ``model.named_parameters()`` (a tied
+    unembedding is the embedding, listed once). Roles: ``"embedding"`` (ftip-000M),
+    ``"positions"`` (learned positions, ftip-000N), the mixer of the layer's pattern letter
+    (``"attention"``, ``"mla"`` or ``"kda"``), ``"ffn"`` (dense, ftip-000W), ``"router"``,
+    ``"expert"`` and ``"shared expert"`` (ftip-000X), ``"norm"`` (ftip-0011, ftip-006F) and
+    ``"unembedding"`` (``W_U``, ``b_U``). A tensor outside these constructions raises
+    ``ValueError`` naming it, so the map is exhaustive by construction.
+    """
+    owners = {"embed": "embedding", "positions": "positions", "norm": "norm", "unembed": "unembedding"}
+    for i, block in enumerate(model.blocks):
+        owners[f"blocks.{i}.mixer.fn"] = MIXERS[block.kind]
+        owners[f"blocks.{i}.mixer.norm"] = owners[f"blocks.{i}.ffn.norm"] = "norm"
+        if isinstance(block.ffn.fn, MoEFeedForward):
+            owners.update({f"blocks.{i}.ffn.fn.router": "router", f"blocks.{i}.ffn.fn.experts": "expert",
+                           f"blocks.{i}.ffn.fn.shared": "shared expert"})
+        else:
+            owners[f"blocks.{i}.ffn.fn"] = "ffn"
+    roles = {}
+    for name, _ in model.named_parameters():
+        owner = max((prefix for prefix in owners if name.startswith(prefix + ".")), key=len, default=None)
+        if owner is None:
+            raise ValueError(
+                f"parameter {name!r} belongs to none of the constructions of ftip-0012 "
+                f"({', '.join(sorted(set(owners.values())))})"
+            )
+        roles[name] = owners[owner]
+    return roles
 
 
 def build_model(

@@ -120,7 +120,7 @@ def plot_grouped_bars(
     """Bars grouped by category, one colour per entry of ``series``, heights written on top."""
     if not categories or not series:
         raise ValueError("plot_grouped_bars needs at least one category and one series")
-    ax = axes_or_new(ax, (1.6 * len(categories) + 2.0, 3.4))
+    ax = axes_or_new(ax, (min(1.6 * len(categories) + 2.0, 9.5), 3.6))
     width = 0.8 / len(series)
     centres = np.arange(len(categories))
     for i, (label, values) in enumerate(series.items()):
