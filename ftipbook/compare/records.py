@@ -32,6 +32,7 @@ import torch
 
 from ftipbook.compare.cost import UNKNOWN, Unknown
 from ftipbook.model.config import MIXERS
+from ftipbook.train.config import RunRandomness, TrainConfig
 
 #: Family words that do not identify a system: attention, cache and layer pattern are unnamed.
 GENERIC_LABELS = frozenset({
@@ -136,9 +137,15 @@ class ComparisonArm:
 
     @property
     def name(self) -> str:
-        if self.status == "unrecorded":
-            return f"separate arm: {self.coordinate} unrecorded ({_plain(self.a)} vs {_plain(self.b)})"
-        return f"separate arm: {self.coordinate} differs ({_plain(self.a)} vs {_plain(self.b)})"
+        return f"separate arm: {self.coordinate} {self.status} ({_brief(self.a)} vs {_brief(self.b)})"
+
+
+def _brief(value: Any) -> str:
+    """A value for a one-line label: long sequences shortened to their ends and length."""
+    value = _plain(value)
+    if isinstance(value, list) and len(value) > 6:
+        return f"[{value[0]}, {value[1]}, ..., {value[-1]}] ({len(value)} values)"
+    return str(value)
 
 
 def check_common_conditions(a: Record, b: Record, *, ignore: tuple[str, ...] = ()) -> tuple[ComparisonArm, ...]:
@@ -350,6 +357,22 @@ class TrainingRecord(Record):
         _count("TrainingRecord", "update_count", self.update_count)
         if not isinstance(self.tuning, (TuningProtocol, Unknown)):
             raise TypeError(f"TrainingRecord.tuning must be a TuningProtocol or UNKNOWN, got {type(self.tuning).__name__}")
+
+    @classmethod
+    def from_run(cls, config: TrainConfig, randomness: RunRandomness, *, data: str, sft: str = "none",
+                 feedback: str = "none", selection_rule: str = "last step",
+                 tuning: TuningProtocol | Unknown = UNKNOWN) -> "TrainingRecord":
+        """The record of a run of :mod:`ftipbook.train`: volume ``steps x batch_size x seq_len`` tokens,
+        the data-order and window-offset seeds, the optimizer and schedule settings and the update
+        count come from ``config`` and ``randomness``; ``data`` names the corpus or mixture."""
+        if not isinstance(config, TrainConfig) or not isinstance(randomness, RunRandomness):
+            raise TypeError("from_run takes an ftipbook.train TrainConfig and its RunRandomness")
+        optimizer = (f"{config.optimizer}(lr={config.lr:g}, betas={tuple(config.betas)}, wd={config.weight_decay:g}, "
+                     f"eps={config.eps:g}, clip={config.grad_clip})")
+        schedule = f"{config.schedule}, warmup {config.warmup_steps}, min ratio {config.min_lr_ratio:g}"
+        order = f"{data}; data-order seed {randomness.data_order}, window-offset seed {randomness.window_offset}"
+        return cls(config.steps * config.batch_size * config.seq_len, order, optimizer, schedule, sft, feedback,
+                   config.steps, selection_rule, tuning)
 
     def common_recipe_arms(self, other: "TrainingRecord") -> tuple[ComparisonArm, ...]:
         """Coordinates breaking a common recipe: every training coordinate must be recorded and equal

@@ -194,3 +194,18 @@ def test_records_serialise_with_unknown_marked():
     assert TRAIN.to_dict()["tuning"]["alternatives"][0] == "lr=1e-3"
     assert isinstance(TrainingRecord().schedule, Unknown)
     assert issubclass(SystemsRecord, Record)
+
+
+def test_training_record_from_a_run_configuration():
+    from ftipbook.train.config import RunRandomness, TrainConfig
+
+    cfg = TrainConfig(steps=400, batch_size=8, seq_len=64, lr=3e-3, schedule="warmup_cosine", warmup_steps=20)
+    rec = TrainingRecord.from_run(cfg, RunRandomness(0, 1, 2, 3), data="toy mixture")
+    assert rec.data_volume == 400 * 8 * 64 and rec.update_count == 400
+    assert "data-order seed 1" in rec.token_order and "warmup_cosine" in rec.schedule
+    same = TrainingRecord.from_run(cfg, RunRandomness(5, 1, 2, 9), data="toy mixture")  # init seed is not a recipe coordinate
+    assert rec.common_recipe_arms(same) == ()
+    other = TrainingRecord.from_run(dataclasses.replace(cfg, lr=1e-3), RunRandomness(0, 1, 2, 3), data="toy mixture")
+    assert [a.coordinate for a in rec.common_recipe_arms(other)] == ["optimizer"]
+    with pytest.raises(TypeError):
+        TrainingRecord.from_run({"steps": 1}, RunRandomness(), data="x")
