@@ -27,7 +27,7 @@ ATTEMPT_FORMATS: dict[str, int | None] = {
     "ratio": 4, "S": 3, "nM": None, "nK": None, "dM": 3, "dK": 3, "pStar": 4, "verdict": None,
 }
 #: Decimals shown per readout of the cache model (memories in MiB).
-CACHE_FORMATS: dict[str, int | None] = {"T": None, "mla": 3, "hybrid": 3, "ratio": 4, "crossover": 2, "saving": 1}
+CACHE_FORMATS: dict[str, int | None] = {"T": None, "mla": 3, "hybrid": 3, "ratio": 4, "crossover": 3, "saving": 1}
 MIB = 2**20
 
 

@@ -43,7 +43,7 @@ def test_attempt_widget_follows_its_sliders():
 def test_cache_widget_follows_its_sliders():
     box = W.cache_ratio_widget(kappa=64, sigma=3200)
     box.sliders["length"].value = 50  # the crossover: equal memory
-    assert "<b>1.0000</b>" in box.readout.value and "<b>50.00</b>" in box.readout.value
+    assert "<b>1.0000</b>" in box.readout.value and "<b>50.000</b>" in box.readout.value
     box.sliders["batch"].value = 4
     m_mla, _ = cache_model.stylized_state_memory(1, 4, 50, 64, 3200)
     assert f"<b>{m_mla / 2**20:.3f}</b>" in box.readout.value

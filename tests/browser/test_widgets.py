@@ -1,0 +1,229 @@
+"""The kernel-free interactive figures of ftip-00L3/00LF and 00KY, driven in headless Chromium.
+
+Chromium is controlled through the DevTools protocol over ``--remote-debugging-pipe`` (two file
+descriptors, JSON messages ending in a NUL byte): the standard library is enough, nothing is
+downloaded and no port is opened. The test moves the sliders (and presses arrow keys on one) and
+checks every shown number against :mod:`ftipbook.compare` at five points, to 3 decimals.
+Standalone pages from :mod:`ftipbook.widgets` are always checked; the built chapter pages when
+``_build/html`` holds them (``tools/task.py test`` builds the book first).
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import layout
+from ftipbook import items, widgets
+from ftipbook.compare import cache_model, throughput
+from ftipbook.compare.frontier import Undefined
+
+CHROMIUM = shutil.which("chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+HTML = layout.ROOT / "_build" / "html"
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+
+# five slider settings per model (strings, as a browser reports slider values)
+ATTEMPT_MOVES = [
+    {"f": "0.8", "s": "2.2", "budget": "10", "p_m": "0.1", "p_k": "0.08"},
+    {"f": "0.5", "s": "2", "budget": "3", "p_m": "0.2", "p_k": "0.15"},
+    {"f": "0.2", "s": "2.2", "budget": "29", "p_m": "0.3", "p_k": "0.2"},
+    {"f": "1", "s": "4.35", "budget": "0", "p_m": "0.05", "p_k": "0.01"},
+    {"f": "0.93", "s": "1.15", "budget": "13", "p_m": "0.25", "p_k": "0.3"},
+]
+CACHE_MOVES = [
+    {"ell": "1", "batch": "1", "log2T": "10", "kappa": "64", "sigma": "3200"},
+    {"ell": "2", "batch": "3", "log2T": "0", "kappa": "64", "sigma": "3200"},
+    {"ell": "16", "batch": "64", "log2T": "20", "kappa": "4096", "sigma": "1048576"},
+    {"ell": "4", "batch": "8", "log2T": "5.75", "kappa": "64", "sigma": "3200"},
+    {"ell": "3", "batch": "5", "log2T": "13.25", "kappa": "1152", "sigma": "98765"},
+]
+
+
+class Browser:
+    """A headless Chromium page driven over the DevTools pipe."""
+
+    def __init__(self) -> None:
+        self._profile = tempfile.TemporaryDirectory()
+        cmd_r, self._w = os.pipe()
+        self._r, res_w = os.pipe()
+
+        def to_fds_3_and_4() -> None:  # Chromium reads commands on fd 3 and writes replies on fd 4
+            os.dup2(cmd_r, 3)
+            os.dup2(res_w, 4)
+
+        self._proc = subprocess.Popen(
+            [CHROMIUM, *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={self._profile.name}", "about:blank"],
+            pass_fds=(3, 4, cmd_r, res_w), preexec_fn=to_fds_3_and_4,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        os.close(cmd_r)
+        os.close(res_w)
+        self._buf, self._id, self._events = b"", 0, []
+        target = self.send("Target.createTarget", url="about:blank")["targetId"]
+        self._session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.send("Page.enable", session=True)
+
+    def send(self, method: str, session: bool = False, **params) -> dict:
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = self._session
+        os.write(self._w, json.dumps(msg).encode() + b"\0")
+        while True:
+            reply = self._read()
+            if reply.get("id") == self._id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+            self._events.append(reply)
+
+    def _read(self, timeout: float = 60.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while b"\0" not in self._buf:
+            ready, _, _ = select.select([self._r], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError("no reply from chromium")
+            chunk = os.read(self._r, 1 << 16)
+            if not chunk:
+                raise RuntimeError("chromium closed the DevTools pipe")
+            self._buf += chunk
+        raw, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def open(self, path: Path) -> None:
+        self._events.clear()
+        self.send("Page.navigate", session=True, url=path.as_uri())
+        while not any(e.get("method") == "Page.loadEventFired" for e in self._events):
+            self._events.append(self._read())
+
+    def js(self, expression: str):
+        result = self.send("Runtime.evaluate", session=True, expression=expression, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(result["exceptionDetails"])
+        return result["result"].get("value")
+
+    def key(self, key: str, code: int) -> None:
+        for kind in ("rawKeyDown", "keyUp"):
+            self.send("Input.dispatchKeyEvent", session=True, type=kind, key=key, code=key, windowsVirtualKeyCode=code)
+
+    def close(self) -> None:
+        try:
+            self.send("Browser.close")
+        except (RuntimeError, OSError):
+            pass
+        try:
+            self._proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        os.close(self._w)
+        os.close(self._r)
+        self._profile.cleanup()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    b = Browser()
+    yield b
+    b.close()
+
+
+def move(browser: Browser, root: str, settings: dict[str, str]) -> dict[str, str]:
+    """Set each slider of widget ``root`` as a drag would (value, then an ``input`` event); return
+    the slider values and readouts the page then shows."""
+    return browser.js(f"""(function () {{
+        var root = document.getElementById({json.dumps(root)}), s = {json.dumps(settings)};
+        Object.keys(s).forEach(function (k) {{
+            var inp = root.querySelector('input[data-in="' + k + '"]');
+            inp.value = s[k];
+            inp.dispatchEvent(new Event("input", {{bubbles: true}}));
+        }});
+        return shown(root);
+        function shown(root) {{
+            var out = {{}};
+            root.querySelectorAll("output[data-show], [data-out]").forEach(function (e) {{
+                out[e.dataset.show || e.dataset.out] = e.textContent;
+            }});
+            return out;
+        }}
+    }})()""")
+
+
+def close_to(shown: str, value: float) -> bool:
+    return abs(float(shown) - value) <= 5e-4 + 1e-12  # equal to 3 decimals
+
+
+def check_attempt(shown: dict[str, str]) -> None:
+    r = throughput.compare_attempts(f=float(shown["f"]), s=float(shown["s"]), budget=float(shown["budget"]),
+                                    p_m=float(shown["p_m"]), p_k=float(shown["p_k"]))
+    assert (int(shown["nM"]), int(shown["nK"])) == (r.n_m, r.n_k), shown
+    for key, value in (("S", r.throughput), ("ratio", r.cost_ratio), ("dM", r.discovery_m), ("dK", r.discovery_k)):
+        assert close_to(shown[key], value), (key, shown[key], value)
+    if isinstance(r.break_even, Undefined):
+        assert shown["pStar"] == "undefined" and shown["verdict"].startswith("undefined"), shown
+    else:
+        assert close_to(shown["pStar"], r.break_even), shown
+        assert shown["verdict"] == ("hybrid >= baseline" if r.hybrid_at_least_as_good else "hybrid < baseline")
+
+
+def check_cache(shown: dict[str, str]) -> None:
+    t = round(2 ** float(shown["log2T"]))
+    ell, b, k, s = (int(shown[x]) for x in ("ell", "batch", "kappa", "sigma"))
+    assert int(shown["T"]) == t
+    m_mla, m_hyb = cache_model.stylized_state_memory(ell, b, t, k, s)
+    assert close_to(shown["mla"], m_mla / 2**20) and close_to(shown["hybrid"], m_hyb / 2**20), shown
+    assert close_to(shown["ratio"], cache_model.cache_ratio(t, k, s)), shown
+    assert close_to(shown["crossover"], cache_model.crossover_length(k, s)), shown
+
+
+def drive(browser: Browser, root: str, moves: list[dict[str, str]], check) -> None:
+    assert browser.js(f"document.getElementById({json.dumps(root)}) !== null"), f"no widget #{root} on the page"
+    for settings in moves:
+        shown = move(browser, root, settings)
+        assert {k: shown[k] for k in settings} == settings, "the sliders did not take the values"
+        check(shown)
+    # a keyboard move: focus the first slider and press the right arrow twice
+    first = browser.js(f"document.getElementById({json.dumps(root)}).querySelector('input[data-in]').dataset.in")
+    before = move(browser, root, moves[1])
+    browser.js(f"document.getElementById({json.dumps(root)}).querySelector('input[data-in]').focus()")
+    browser.key("ArrowRight", 39)
+    browser.key("ArrowRight", 39)
+    after = move(browser, root, {})
+    assert float(after[first]) > float(before[first]), (before[first], after[first])
+    check(after)
+
+
+def test_standalone_figures(browser, tmp_path):
+    page = tmp_path / "widgets.html"
+    page.write_text("<!doctype html><meta charset='utf-8'><body>"
+                    + widgets.attempt_throughput_html(uid="att") + widgets.cache_ratio_html(kappa=64, sigma=3200, uid="kv")
+                    + "</body>", encoding="utf-8")
+    browser.open(page)
+    drive(browser, "att", ATTEMPT_MOVES, check_attempt)
+    drive(browser, "kv", CACHE_MOVES, check_cache)
+    assert browser.js("document.querySelectorAll('svg polyline').length") >= 4  # the plots were drawn
+
+
+CHAPTERS = {"ftip-00L3": ("ftip-attempt", ATTEMPT_MOVES, check_attempt),
+            "ftip-00LF": ("ftip-attempt", ATTEMPT_MOVES, check_attempt),
+            "ftip-00KY": ("ftip-cache", CACHE_MOVES, check_cache)}
+
+
+@pytest.mark.parametrize("item_id", sorted(CHAPTERS))
+def test_chapter_page_figure_is_live(browser, item_id):
+    path = layout.present_chapters().get(item_id)
+    if path is None or not (HTML / path.with_suffix(".html")).exists():
+        pytest.skip(f"{item_id}: chapter not built (run the book build first)")
+    root, moves, check = CHAPTERS[item_id]
+    browser.open(HTML / path.with_suffix(".html"))
+    assert items.get(item_id).label in browser.js("document.body.innerHTML")
+    drive(browser, root, moves, check)
