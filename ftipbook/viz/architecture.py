@@ -349,7 +349,7 @@ def plot_cache_bytes(labels: Sequence[str], bytes_per_token, *, params: Sequence
         raise ValueError("bytes_per_token must be a 1-D array of positive values")
     if params is not None and len(params) != len(b):
         raise ValueError(f"params needs one count per variant ({len(b)}), got {len(params)}")
-    ax = axes_or_new(ax, (6.0, 3.4))
+    ax = axes_or_new(ax, (1.5 * len(b) + 1.4, 3.6))
     x = np.arange(len(b))
     ax.bar(x, b, color=[SERIES[i % len(SERIES)] for i in range(len(b))], width=0.6)
     for xi, bi in zip(x, b):
