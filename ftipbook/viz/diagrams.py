@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
 
@@ -194,3 +195,83 @@ def draw_placement(placement: str, *, norm: str = "N", sublayer: str = "F", ax: 
     ax.text(0.5, 1.0, f"{placement}-normalization", ha="center", va="center", fontsize=11, color=INK)
     _blank(ax, ylim=(0.0, 1.03))
     return ax
+
+
+def draw_routing(
+    scores,
+    experts: Sequence[int],
+    weights: Sequence[float],
+    *,
+    n_shared: int = 0,
+    score_note: str | None = None,
+    axes: tuple[Axes, Axes] | None = None,
+) -> tuple[Axes, Axes]:
+    """Top-k routing of one token (ftip-000X, the lost figure of ftip-000Z), in two panels.
+
+    Left: the ``J`` router scores ``g_j(z)`` as bars, the selected ``experts`` (zero-based
+    indices, best first) highlighted and labelled with their weights ``alpha_j``. Right: the
+    token's path, through the selected experts only, to a weighted sum that ``n_shared`` shared
+    experts join unconditionally; the ``J - k`` other experts are drawn as one box that is not
+    evaluated. ``score_note`` titles the score panel (e.g. to mark scores as illustrative).
+    """
+    g = as_array(scores)
+    w = as_array(weights)
+    chosen = [int(j) for j in experts]
+    if g.ndim != 1 or not len(g):
+        raise ValueError(f"scores must be a non-empty 1-D vector of J router scores, got shape {g.shape}")
+    n_experts, k = len(g), len(chosen)
+    if not 1 <= k <= n_experts or len(set(chosen)) != k or not all(0 <= j < n_experts for j in chosen):
+        raise ValueError(f"experts must be 1..J distinct indices in [0, {n_experts}), got {chosen}")
+    if w.shape != (k,):
+        raise ValueError(f"weights must have one entry per selected expert ({k}), got shape {w.shape}")
+    if n_shared < 0:
+        raise ValueError(f"n_shared={n_shared} must be >= 0")
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(11.5, 4.2), layout="constrained", gridspec_kw={"width_ratios": [1.2, 1]})
+    bars_ax, flow_ax = axes
+
+    colours = [MUTED] * n_experts
+    for j in chosen:
+        colours[j] = ACCENT
+    positions = np.arange(1, n_experts + 1)
+    bars_ax.bar(positions, g, color=colours, width=0.8 if n_experts <= 32 else 1.0)
+    bars_ax.axhline(g[chosen[-1]], color=INK, linestyle=":", linewidth=1)
+    bars_ax.axhline(0, color=INK, linewidth=0.6)
+    for j, a in zip(chosen, w if n_experts <= 16 else []):
+        bars_ax.annotate(f"$\\alpha={a:.2f}$", (j + 1, g[j]), textcoords="offset points",
+                         xytext=(0, 4 if g[j] >= 0 else -12), ha="center", fontsize=9, color=ACCENT)
+    if n_experts <= 16:
+        bars_ax.set_xticks(positions)
+    bars_ax.margins(y=0.12)
+    bars_ax.set(xlabel="routed expert $j$", ylabel="router score $g_j(z)$")
+    bars_ax.set_title(score_note or f"router scores, top {k} of {n_experts} selected", fontsize=10)
+
+    flow_ax.set_xlim(0, 1)
+    flow_ax.set_ylim(0, 1)
+    flow_ax.axis("off")
+    rows = k + 1 + (1 if n_shared else 0)
+    ys = np.linspace(0.9, 0.1, rows) if rows > 1 else np.array([0.5])
+    z_xy, sum_xy = (0.07, 0.5), (0.74, 0.5)
+    _box(flow_ax, *z_xy, "$z$", fc="white", w=0.1, h=0.09)
+    flow_ax.add_patch(Circle(sum_xy, 0.045, fc="white", ec=INK, linewidth=1.2))
+    flow_ax.text(*sum_xy, "$\\Sigma$", ha="center", va="center", fontsize=12, color=INK)
+    box_h = min(0.09, 0.6 * (ys[0] - ys[1])) if rows > 1 else 0.09
+    for y, j, a in zip(ys, chosen, w):
+        _box(flow_ax, 0.42, y, f"$F_{{{j + 1}}}(z)$", fc=HIGHLIGHT, w=0.2, h=box_h, fontsize=9)
+        _arrow(flow_ax, (z_xy[0] + 0.05, z_xy[1]), (0.32, y))
+        _arrow(flow_ax, (0.52, y), (sum_xy[0] - 0.045, sum_xy[1]), colour=ACCENT)
+        flow_ax.text(0.535, y + box_h / 2, f"$\\alpha={a:.2f}$", fontsize=8, color=ACCENT, ha="left", va="bottom")
+    skipped = n_experts - k
+    _box(flow_ax, 0.42, ys[k], f"{skipped} other{'s' if skipped != 1 else ''}: not evaluated", fc=UNKNOWN,
+         ec=MUTED, w=0.3, h=box_h, fontsize=8, style="--")
+    if n_shared:
+        label = "shared" if n_shared == 1 else f"{n_shared} shared"
+        _box(flow_ax, 0.42, ys[-1], f"{label}: every token", fc=FILL, w=0.3, h=box_h, fontsize=8)
+        _arrow(flow_ax, (z_xy[0] + 0.05, z_xy[1]), (0.27, ys[-1]), colour=INK)
+        _arrow(flow_ax, (0.57, ys[-1]), (sum_xy[0] - 0.03, sum_xy[1] - 0.03), colour=INK, width=1.6)
+    _arrow(flow_ax, (sum_xy[0] + 0.045, sum_xy[1]), (0.9, sum_xy[1]))
+    flow_ax.text(0.95, sum_xy[1], "out", ha="center", va="center", fontsize=10, color=INK)
+    flow_ax.set_title("only the selected experts run" + ("; the shared path always does" if n_shared else ""),
+                      fontsize=10)
+    return bars_ax, flow_ax
+

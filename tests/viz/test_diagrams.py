@@ -72,3 +72,32 @@ def test_draw_placement_orders_norm_sublayer_and_sum(placement, order):
     assert formula in _texts(ax) and f"{placement}-normalization" in _texts(ax)
     with pytest.raises(ValueError, match="'pre' or 'post'"):
         diagrams.draw_placement("middle")
+
+
+def test_draw_routing_highlights_selected_experts_and_counts_the_rest():
+    scores = torch.tensor([0.1, 2.0, -1.0, 1.5, 0.0])
+    bars, flow = diagrams.draw_routing(scores, [1, 3], [0.6, 0.4], n_shared=1)
+    accent = matplotlib.colors.to_rgba(diagrams.ACCENT)
+    highlighted = [i for i, p in enumerate(bars.patches) if p.get_facecolor() == accent]
+    assert highlighted == [1, 3]
+    assert [p.get_height() for p in bars.patches] == pytest.approx(scores.tolist())
+    texts = _texts(flow)
+    assert "$F_{2}(z)$" in texts and "$F_{4}(z)$" in texts and "$F_{1}(z)$" not in texts
+    assert "3 others: not evaluated" in texts and "shared: every token" in texts
+    assert "$\\alpha=0.60$" in texts and "$\\alpha=0.40$" in texts
+
+
+def test_draw_routing_without_shared_expert_and_custom_note():
+    bars, flow = diagrams.draw_routing([1.0, 0.0], [0], [1.0], score_note="illustrative scores")
+    assert bars.get_title() == "illustrative scores"
+    assert not any("shared" in t for t in _texts(flow))
+
+
+@pytest.mark.parametrize("experts, weights, message", [
+    ([0, 0], [0.5, 0.5], "distinct indices"),
+    ([5], [1.0], "distinct indices"),
+    ([0, 1], [1.0], "one entry per selected expert"),
+])
+def test_draw_routing_refuses_bad_selection(experts, weights, message):
+    with pytest.raises(ValueError, match=message):
+        diagrams.draw_routing([0.0, 1.0, 2.0], experts, weights)
