@@ -386,3 +386,32 @@ def plot_activations(x, curves: Mapping[str, Sequence[float]], *, ax: Axes | Non
     if title:
         ax.set_title(title)
     return ax
+
+
+def plot_growth(scales, norms: Mapping[str, Sequence[float]], *, ax: Axes | None = None,
+                title: str | None = None) -> Axes:
+    """Log-log curves of ``|F(c z)|`` against ``c > 0`` for several sublayers, with slope-1 and slope-2 guides.
+
+    A positively homogeneous map (bias-free ReLU sublayer) follows slope 1; a gated product such
+    as SwiGLU approaches slope 2 (ftip-000W).
+    """
+    c = as_array(scales)
+    if c.ndim != 1 or (c <= 0).any() or not norms:
+        raise ValueError("plot_growth needs a 1-D grid of positive scales and at least one curve")
+    ax = axes_or_new(ax, (4.6, 3.2))
+    for i, (name, y) in enumerate(norms.items()):
+        ys = as_array(y)
+        if ys.shape != c.shape or (ys <= 0).any():
+            raise ValueError(f"curve {name!r} must hold one positive norm per scale, got shape {ys.shape}")
+        ax.plot(c, ys, color=SERIES[i % len(SERIES)], label=name, linewidth=1.6)
+    first = min(as_array(y)[0] for y in norms.values())
+    for slope, style in ((1, ":"), (2, "--")):
+        ax.plot(c, first * (c / c[0]) ** slope, color=MUTED, linestyle=style, linewidth=1, label=f"slope {slope}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("scale $c$")
+    ax.set_ylabel("$|F(cz)|$")
+    ax.legend(fontsize=9, frameon=False)
+    if title:
+        ax.set_title(title)
+    return ax

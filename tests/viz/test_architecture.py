@@ -127,3 +127,13 @@ def test_activations_curves_share_the_grid():
         archviz.plot_activations(x, {"bad": x[:3]})
     with pytest.raises(ValueError, match="at least one curve"):
         archviz.plot_activations(x, {})
+
+
+def test_growth_draws_curves_and_slope_guides():
+    c = np.logspace(-1, 1, 5)
+    ax = archviz.plot_growth(c, {"relu": c, "swiglu": c ** 2})
+    assert len(ax.lines) == 4 and ax.get_xscale() == "log"
+    with pytest.raises(ValueError, match="positive scales"):
+        archviz.plot_growth(-c, {"relu": c})
+    with pytest.raises(ValueError, match="one positive norm per scale"):
+        archviz.plot_growth(c, {"relu": np.zeros(5)})
