@@ -260,8 +260,9 @@ class ComparisonPair(Record):
         return not missing_fields(self)
 
     def differences(self) -> tuple[FieldChange, ...]:
-        """The identity coordinates on which the two systems differ (name excluded)."""
-        return tuple(c for c in diff_records(self.a, self.b) if c.path != "name")
+        """The recorded identity coordinates on which the two systems differ (name excluded; coordinates
+        unknown on either side are listed by :func:`missing_fields` instead)."""
+        return tuple(c for c in diff_records(self.a, self.b) if c.path != "name" and c.status == "differs")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -332,7 +333,8 @@ class TuningProtocol(Record):
 class TrainingRecord(Record):
     """Training and post-training coordinates of one system (ftip-00L7).
 
-    ``data_volume`` in tokens; ``token_order`` the data-order policy (e.g. a seed); ``sft`` and
+    ``data`` names the corpus or mixture and ``data_volume`` the tokens trained on;
+    ``token_order`` the data-order policy (e.g. its seeds); ``sft`` and
     ``feedback`` the supervised and feedback/RL stages (``"none"`` when there is none);
     ``update_count`` optimizer steps; ``selection_rule`` how the reported checkpoint was chosen;
     ``tuning`` the search protocol, for equal-tuning arms.
@@ -340,6 +342,7 @@ class TrainingRecord(Record):
 
     KIND: ClassVar[str] = "training"
 
+    data: str | Unknown = UNKNOWN
     data_volume: int | Unknown = UNKNOWN
     token_order: str | Unknown = UNKNOWN
     optimizer: str | Unknown = UNKNOWN
@@ -351,7 +354,7 @@ class TrainingRecord(Record):
     tuning: TuningProtocol | Unknown = UNKNOWN
 
     def __post_init__(self) -> None:
-        for name in ("token_order", "optimizer", "schedule", "sft", "feedback", "selection_rule"):
+        for name in ("data", "token_order", "optimizer", "schedule", "sft", "feedback", "selection_rule"):
             _text("TrainingRecord", name, getattr(self, name))
         _count("TrainingRecord", "data_volume", self.data_volume)
         _count("TrainingRecord", "update_count", self.update_count)
@@ -370,8 +373,8 @@ class TrainingRecord(Record):
         optimizer = (f"{config.optimizer}(lr={config.lr:g}, betas={tuple(config.betas)}, wd={config.weight_decay:g}, "
                      f"eps={config.eps:g}, clip={config.grad_clip})")
         schedule = f"{config.schedule}, warmup {config.warmup_steps}, min ratio {config.min_lr_ratio:g}"
-        order = f"{data}; data-order seed {randomness.data_order}, window-offset seed {randomness.window_offset}"
-        return cls(config.steps * config.batch_size * config.seq_len, order, optimizer, schedule, sft, feedback,
+        order = f"data-order seed {randomness.data_order}, window-offset seed {randomness.window_offset}"
+        return cls(data, config.steps * config.batch_size * config.seq_len, order, optimizer, schedule, sft, feedback,
                    config.steps, selection_rule, tuning)
 
     def common_recipe_arms(self, other: "TrainingRecord") -> tuple[ComparisonArm, ...]:

@@ -13,6 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 
 from ftipbook.compare.frontier import NotReached, ScoredCostMeasurement
+from ftipbook.compare.reports import MeasuredContrast
 from ftipbook.eval.stats import Interval, Measurements
 from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, axes_or_new
 
@@ -137,6 +138,30 @@ def plot_frontier_steps(budgets: Sequence[float], curves: Mapping[str, Sequence[
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(frameon=False, fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_contrasts(contrasts: Sequence[MeasuredContrast], *, ax: Axes | None = None, title: str | None = None) -> Axes:
+    """One row per contrast: both systems' values joined by a line, the difference ``a - b`` written
+    beside it (ftip-00LC). Rows may have different units; each row is labelled with its quantity."""
+    if not contrasts:
+        raise ValueError("contrasts must hold at least one MeasuredContrast")
+    ax = axes_or_new(ax, (5.6, 0.7 * len(contrasts) + 1.4))
+    first = contrasts[0]
+    for i, c in enumerate(contrasts):
+        ax.plot([c.value_a, c.value_b], [i, i], color=MUTED, lw=2, zorder=1)
+        ax.plot([c.value_a], [i], "o", color=ACCENT, ms=8, label=first.system_a if i == 0 else None, zorder=2)
+        ax.plot([c.value_b], [i], "s", color=INK, ms=7, label=first.system_b if i == 0 else None, zorder=2)
+        ax.annotate(f"{c.difference:+g}", (max(c.value_a, c.value_b), i), textcoords="offset points",
+                    xytext=(8, -3), fontsize=9, color=INK)
+    ax.set_yticks(range(len(contrasts)), [f"{c.quantity} ({c.unit})" for c in contrasts])
+    ax.set_ylim(-0.6, len(contrasts) - 0.4)
+    ax.invert_yaxis()
+    ax.margins(x=0.15)
+    ax.set_xlabel("reported value")
+    ax.legend(frameon=False, fontsize=9, loc="best")
     if title:
         ax.set_title(title)
     return ax

@@ -115,7 +115,7 @@ def test_evaluation_validation_and_type_checks():
 # ---- training ----------------------------------------------------------------------------------
 TUNE = TuningProtocol("200k tokens of the toy mixture", 4, "lowest validation loss", "60 steps", "4 x 60 steps",
                       ("lr=1e-3", "lr=3e-3", "lr=1e-2", "lr=3e-2"), "lr=3e-3")
-TRAIN = TrainingRecord(409_600, "seed 0", "AdamW(0.9, 0.95, wd 0.1)", "warmup 20 + cosine", "none", "none", 400,
+TRAIN = TrainingRecord("toy mixture", 409_600, "seed 0", "AdamW(0.9, 0.95, wd 0.1)", "warmup 20 + cosine", "none", "none", 400,
                        "last step", TUNE)
 
 
@@ -202,7 +202,7 @@ def test_training_record_from_a_run_configuration():
     cfg = TrainConfig(steps=400, batch_size=8, seq_len=64, lr=3e-3, schedule="warmup_cosine", warmup_steps=20)
     rec = TrainingRecord.from_run(cfg, RunRandomness(0, 1, 2, 3), data="toy mixture")
     assert rec.data_volume == 400 * 8 * 64 and rec.update_count == 400
-    assert "data-order seed 1" in rec.token_order and "warmup_cosine" in rec.schedule
+    assert "data-order seed 1" in rec.token_order and "warmup_cosine" in rec.schedule and rec.data == "toy mixture"
     same = TrainingRecord.from_run(cfg, RunRandomness(5, 1, 2, 9), data="toy mixture")  # init seed is not a recipe coordinate
     assert rec.common_recipe_arms(same) == ()
     other = TrainingRecord.from_run(dataclasses.replace(cfg, lr=1e-3), RunRandomness(0, 1, 2, 3), data="toy mixture")

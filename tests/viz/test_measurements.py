@@ -51,3 +51,13 @@ def test_frontier_steps_and_check_matrix_validate_shapes():
     assert sorted(t.get_text() for t in ax.texts) == ["DISAGREE", "agree", "agree", "agree"]
     with pytest.raises(ValueError):
         vizm.plot_check_matrix({"w1": {"c1": True}, "w2": {"c2": True}})
+
+
+def test_contrasts_annotate_the_signed_difference():
+    from ftipbook.compare.reports import MeasuredContrast
+
+    rows = [MeasuredContrast("A", "pts", "k", "m", 67.4, 65.7, "p"), MeasuredContrast("B", "pts", "k", "m", 45.2, 45.7, "p")]
+    ax = vizm.plot_contrasts(rows)
+    assert [t.get_text() for t in ax.texts] == ["+1.7", "-0.5"]
+    with pytest.raises(ValueError):
+        vizm.plot_contrasts([])
