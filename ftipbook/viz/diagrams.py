@@ -9,11 +9,12 @@ the mathematics it draws: chapters compute with :mod:`ftipbook.model` and pass t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Patch
 
 from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
 
@@ -23,6 +24,10 @@ PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
 HIGHLIGHT = "#fed7aa"
 #: Fill of a box that the chapter marks as not identified by its source.
 UNKNOWN = "#f3f4f6"
+#: Fill of an overlay box by the status of what it states (see :class:`Stage`).
+STATUS_FILL = {"given": FILL, "derived": HIGHLIGHT, "not identified": UNKNOWN}
+#: Legend text of each status.
+STATUS_LABEL = {"given": "stated by the source", "derived": "derived from stated fields", "not identified": "not identified"}
 
 
 # --- plots -------------------------------------------------------------------------------------
@@ -275,3 +280,87 @@ def draw_routing(
                       fontsize=10)
     return bars_ax, flow_ax
 
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a dataflow diagram (ftip-0013).
+
+    ``name`` labels the stage's box; ``detail`` is written to its left (e.g. the tensor shape a
+    small model produces there); ``record`` is an overlay box to its right (e.g. what a
+    published configuration states about the stage), filled by ``status``: ``"given"`` (stated by
+    the source), ``"derived"`` (computed from given fields) or ``"not identified"``.
+    """
+
+    name: str
+    detail: str = ""
+    record: str = ""
+    status: str = "given"
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUS_FILL:
+            raise ValueError(f"status={self.status!r} must be one of {sorted(STATUS_FILL)}")
+
+
+def draw_dataflow(
+    stages: Sequence[Stage],
+    *,
+    repeat: tuple[int, int] | None = None,
+    repeat_label: str = "",
+    skips: Sequence[tuple[int, int]] = (),
+    detail_title: str = "",
+    record_title: str = "",
+    ax: Axes | None = None,
+) -> Axes:
+    """A top-to-bottom pipeline of stages with a detail column and an overlay column (ftip-0013).
+
+    ``repeat = (first, last)`` frames the stages ``first..last`` (inclusive, zero-based) as the
+    block that is applied ``repeat_label`` times; each ``(a, b)`` in ``skips`` draws a residual
+    path from the input of stage ``a`` to stage ``b``.
+    """
+    n = len(stages)
+    if not n:
+        raise ValueError("draw_dataflow needs at least one stage")
+    if repeat is not None and not 0 <= repeat[0] <= repeat[1] < n:
+        raise ValueError(f"repeat={repeat} must be (first, last) with 0 <= first <= last < {n}")
+    for a, b in skips:
+        if not 0 <= a < b < n:
+            raise ValueError(f"skip {(a, b)} must satisfy 0 <= a < b < {n}")
+    ax = axes_or_new(ax, (10.0, 0.5 * n + 1.2))
+    ys = 1 - (np.arange(n) + 0.5) / n
+    gap = 1 / n
+    h = 0.62 * gap
+    centre, record_x, detail_x = 0.47, 0.84, 0.28
+    for i, (stage, y) in enumerate(zip(stages, ys)):
+        _box(ax, centre, y, stage.name, w=0.24, h=h, fontsize=9,
+             fc=HIGHLIGHT if stage.name.startswith("+") else FILL)
+        if i + 1 < n:
+            _arrow(ax, (centre, y - h / 2 - 0.004), (centre, ys[i + 1] + h / 2 + 0.004))
+        if stage.detail:
+            ax.text(detail_x, y, stage.detail, ha="right", va="center", fontsize=8.5, color=INK, family="monospace")
+        if stage.record:
+            _box(ax, record_x, y, stage.record, w=0.3, h=h, fontsize=8, fc=STATUS_FILL[stage.status],
+                 ec=MUTED if stage.status == "not identified" else INK,
+                 style="--" if stage.status == "not identified" else "-")
+            ax.plot([centre + 0.125, record_x - 0.155], [y, y], color=MUTED, linewidth=0.8, linestyle=":")
+    for a, b in skips:
+        x, start = centre - 0.14, ys[a] + gap / 2
+        ax.plot([centre, x, x], [start, start, ys[b]], color=ACCENT, linewidth=1.3)
+        _arrow(ax, (x, ys[b]), (centre - 0.125, ys[b]), colour=ACCENT, width=1.3)
+    if repeat is not None:
+        top, bottom = ys[repeat[0]] + 0.5 * gap + 0.1 * gap, ys[repeat[1]] - 0.4 * gap
+        ax.add_patch(FancyBboxPatch((centre - 0.165, bottom), 0.33, top - bottom, boxstyle="round,pad=0.004",
+                                    fc="none", ec=ACCENT, linewidth=1.4, linestyle="--"))
+        ax.text(centre + 0.18, (top + bottom) / 2, repeat_label, rotation=90, ha="left", va="center", fontsize=10,
+                color=ACCENT)
+    statuses = [st for st in STATUS_FILL if any(stage.record and stage.status == st for stage in stages)]
+    if statuses:
+        ax.legend(handles=[Patch(fc=STATUS_FILL[st], ec=MUTED if st == "not identified" else INK,
+                                 linestyle="--" if st == "not identified" else "-", label=STATUS_LABEL[st])
+                           for st in statuses], loc="lower right", fontsize=8, frameon=False)
+    if detail_title:
+        ax.text(detail_x, 1.02, detail_title, ha="right", va="bottom", fontsize=9.5, color=INK, weight="bold")
+    if record_title:
+        ax.text(record_x, 1.02, record_title, ha="center", va="bottom", fontsize=9.5, color=INK, weight="bold")
+    _blank(ax, xlim=(0.06, 1.0), ylim=(0.0, 1.06))
+    return ax

@@ -101,3 +101,49 @@ def test_draw_routing_without_shared_expert_and_custom_note():
 def test_draw_routing_refuses_bad_selection(experts, weights, message):
     with pytest.raises(ValueError, match=message):
         diagrams.draw_routing([0.0, 1.0, 2.0], experts, weights)
+
+
+def _stages():
+    S = diagrams.Stage
+    return [S("ids", "(2, 3)", "vocabulary: not identified", "not identified"), S("embed", "(2, 3, 4)", "d = 4096"),
+            S("norm"), S("attention", record="64 heads per KV head", status="derived"), S("+ residual"), S("logits")]
+
+
+def test_draw_dataflow_draws_every_stage_overlay_and_legend():
+    ax = diagrams.draw_dataflow(_stages(), repeat=(2, 4), repeat_label="× L", skips=[(2, 4)],
+                                detail_title="shapes", record_title="record")
+    texts = _texts(ax)
+    for name in ("ids", "embed", "norm", "attention", "+ residual", "logits", "(2, 3)", "× L", "shapes", "record"):
+        assert name in texts
+    fills = {t: None for t in ("vocabulary: not identified", "d = 4096", "64 heads per KV head")}
+    for patch in ax.patches:
+        for text in ax.texts:
+            if text.get_text() in fills and patch.contains_point(ax.transData.transform(text.get_position())):
+                fills[text.get_text()] = patch.get_facecolor()
+    to_rgba = matplotlib.colors.to_rgba
+    assert fills == {"vocabulary: not identified": to_rgba(diagrams.UNKNOWN), "d = 4096": to_rgba(diagrams.FILL),
+                     "64 heads per KV head": to_rgba(diagrams.HIGHLIGHT)}
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["stated by the source", "derived from stated fields", "not identified"]
+
+
+def test_draw_dataflow_without_overlay_has_no_legend():
+    ax = diagrams.draw_dataflow([diagrams.Stage("a"), diagrams.Stage("b")])
+    assert ax.get_legend() is None and {"a", "b"} <= set(_texts(ax))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(repeat=(4, 2)), "repeat=.4, 2. must be"),
+    (dict(repeat=(0, 6)), "repeat=.0, 6. must be"),
+    (dict(skips=[(3, 3)]), "skip .3, 3. must satisfy"),
+])
+def test_draw_dataflow_refuses_bad_ranges(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        diagrams.draw_dataflow(_stages(), **kwargs)
+
+
+def test_stage_refuses_unknown_status_and_empty_pipeline():
+    with pytest.raises(ValueError, match="status='guessed' must be one of"):
+        diagrams.Stage("x", record="r", status="guessed")
+    with pytest.raises(ValueError, match="at least one stage"):
+        diagrams.draw_dataflow([])
