@@ -149,8 +149,8 @@ def plot_defects(labels: Sequence[str], values, *, tolerance: float | None = Non
     if v.ndim != 1 or (v < 0).any() or not np.isfinite(v).all():
         raise ValueError("plot_defects needs a 1-D array of finite nonnegative values")
     ax = axes_or_new(ax, (6.0, 0.45 * len(v) + 1.2))
-    positive = v[v > 0]
-    floor = 10.0 ** (np.floor(np.log10(min(positive.min(), tolerance or positive.min()))) - 2) if positive.size else 1e-18
+    smallest = min([*v[v > 0], *([tolerance] if tolerance else [])], default=None)
+    floor = 10.0 ** (np.floor(np.log10(smallest)) - 2) if smallest else 1e-18
     shown = np.where(v > 0, v, floor)
     y = np.arange(len(v))[::-1]
     colors = [MUTED if (tolerance is not None and x <= tolerance) else ACCENT for x in v]
@@ -191,11 +191,12 @@ def draw_position_stages(stage_of: Mapping[str, str], *, ax: Axes | None = None,
         raise ValueError(f"stage_of must map schemes to {POSITION_STAGES + ('none',)}; got {dict(stage_of)}")
     ax = axes_or_new(ax, (9.5, 3.6))
     xs = {stage: 1.9 * i for i, stage in enumerate(POSITION_STAGES)}
+    softmax_x = xs["scores"] + 1.95
     for i, stage in enumerate(POSITION_STAGES):
         _box(ax, (xs[stage], 0.0), (1.6, 0.8), _STAGE_TEXT[stage])
-        end = xs[stage] + 1.9 if i + 1 < len(POSITION_STAGES) else xs[stage] + 1.55
-        _arrow(ax, (xs[stage] + 0.8, 0.0), (end - 0.8 if i + 1 < len(POSITION_STAGES) else end, 0.0))
-    _box(ax, (xs["scores"] + 1.95, 0.0), (0.8, 0.5), "softmax,\nvalues", face="white")
+        next_left = xs[POSITION_STAGES[i + 1]] - 0.8 if i + 1 < len(POSITION_STAGES) else softmax_x - 0.4
+        _arrow(ax, (xs[stage] + 0.8, 0.0), (next_left, 0.0))
+    _box(ax, (softmax_x, 0.0), (0.8, 0.5), "softmax,\nvalues", face="white")
     by_stage: dict[str, list[str]] = {}
     for scheme, stage in stage_of.items():
         by_stage.setdefault(stage, []).append(scheme)
@@ -254,7 +255,7 @@ def plot_fused_projection(weight, blocks: Sequence[tuple[str, int]], *, ax: Axes
     lim = float(np.abs(w).max()) or 1.0
     ax.imshow(w, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
     edge = -0.5
-    for i, (label, width) in enumerate(blocks):
+    for label, width in blocks:
         ax.axvline(edge, color=INK, linewidth=1.0)
         ax.text(edge + width / 2, -1.2, label, ha="center", va="bottom", fontsize=9, color=INK)
         edge += width
@@ -281,9 +282,9 @@ def plot_future_invariance(changes: Mapping[str, Sequence[float]], first_changed
     if not changes:
         raise ValueError("plot_future_invariance needs at least one series")
     arrays = {name: as_array(c) for name, c in changes.items()}
-    lengths = {a.shape for a in arrays.values()}
-    if len(lengths) != 1 or next(iter(lengths)) == () or len(next(iter(lengths))) != 1:
-        raise ValueError(f"every series must be 1-D of one common length, got shapes {sorted(lengths)}")
+    shapes = {a.shape for a in arrays.values()}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 1:
+        raise ValueError(f"every series must be 1-D of one common length, got shapes {sorted(shapes)}")
     t = next(iter(arrays.values())).shape[0]
     if not 1 <= first_changed <= t:
         raise ValueError(f"first_changed must be a position in 1..{t}, got {first_changed}")
