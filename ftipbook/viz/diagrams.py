@@ -4,7 +4,7 @@ Diagrams (:func:`draw_placement`, :func:`draw_routing`, :func:`draw_dataflow`) d
 arrows from the numbers and labels they are given; plots (:func:`plot_profiles`,
 :func:`plot_matrix`, :func:`plot_grouped_bars`) show measurements a chapter made. Every helper
 draws on a given ``Axes`` (or makes a figure) and returns the ``Axes``. Nothing here computes
-the mathematics it draws: chapters compute with :mod:`ftipbook.model` and pass the results in.
+the mathematics it draws: chapters compute with ``ftipbook.model`` and pass the results in.
 """
 from __future__ import annotations
 
