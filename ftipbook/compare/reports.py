@@ -9,7 +9,8 @@ Definition ftip-00LE separates two kinds of comparative statement:
 * a :class:`ConditionalPrediction` derives a quantity from an explicit model whose inputs are
   each marked measured or assumed (the discovery probabilities of ftip-00L3); its assumed inputs
   stay assumptions, and a new matched measurement tests the model through a test declared in
-  advance (:class:`ProportionTest`, :class:`MeanTest`), giving a :class:`PredictionCheck`.
+  advance (:class:`ProportionTest`, :class:`MeanTest`, :class:`ToleranceTest`), giving a
+  :class:`PredictionCheck`.
 """
 from __future__ import annotations
 
@@ -159,7 +160,7 @@ class ConditionalPrediction:
     def input_values(self) -> Mapping[str, float]:
         return {i.name: i.value for i in self.inputs}
 
-    def check(self, test: "ProportionTest | MeanTest", data: object) -> "PredictionCheck":
+    def check(self, test: "ProportionTest | MeanTest | ToleranceTest", data: object) -> "PredictionCheck":
         """Compare with a new matched measurement through a test declared beforehand."""
         return test.evaluate(self, data)
 
@@ -204,6 +205,31 @@ class MeanTest:
         observed = math.fsum(float(x) for x in data) / len(data)
         return PredictionCheck(prediction.quantity, prediction.value, observed, ci,
                                f"bootstrap mean {self.level:.0%}, n={len(data)}", ci.contains(prediction.value))
+
+
+@dataclass(frozen=True)
+class ToleranceTest:
+    """Declared test for a quantity measured without sampling noise (e.g. a timing share read off a
+    deterministic cost model): the prediction agrees when it lies within ``abs_tol`` plus
+    ``rel_tol`` times the observed magnitude of the observed value."""
+
+    abs_tol: float = 0.0
+    rel_tol: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("abs_tol", "rel_tol"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name}={value!r} must be a finite number >= 0")
+        if self.abs_tol == 0 and self.rel_tol == 0:
+            raise ValueError("declare a tolerance: abs_tol or rel_tol must be > 0")
+
+    def evaluate(self, prediction: ConditionalPrediction, data: float) -> PredictionCheck:
+        observed = _finite("observed value", data)
+        tol = self.abs_tol + self.rel_tol * abs(observed)
+        band = Interval(observed - tol, observed + tol, 1.0, "tolerance band")
+        return PredictionCheck(prediction.quantity, prediction.value, observed, band,
+                               f"tolerance abs {self.abs_tol:g} + rel {self.rel_tol:g}", band.contains(prediction.value))
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], digits: int = 4) -> str:

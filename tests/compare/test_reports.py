@@ -111,3 +111,16 @@ def test_format_table():
     assert out.splitlines() == ["   a  bb", "----  --", "1.23   x", "   2  yy"]
     with pytest.raises(ValueError):
         format_table(["a"], [[1, 2]])
+
+
+def test_tolerance_test():
+    from ftipbook.compare.reports import ToleranceTest
+
+    pred = ConditionalPrediction.derive("share", "m", lambda f: f, [ModelInput("f", 0.8, "assumed", "x")])
+    assert pred.check(ToleranceTest(abs_tol=0.05), 0.78).agrees
+    assert not pred.check(ToleranceTest(abs_tol=0.05), 0.2).agrees
+    assert pred.check(ToleranceTest(rel_tol=0.1), 0.75).agrees  # band 0.75 +- 0.075
+    with pytest.raises(ValueError):
+        ToleranceTest()
+    with pytest.raises(ValueError):
+        ToleranceTest(abs_tol=-1.0)
