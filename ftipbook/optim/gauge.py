@@ -118,11 +118,14 @@ def gl_action(u: Tensor, v: Tensor, a: Tensor) -> tuple[Tensor, Tensor]:
     return u @ a, inv_t.T
 
 
-def orth_action(u: Tensor, v: Tensor, q: Tensor, tol: float = 1e-8) -> tuple[Tensor, Tensor]:
-    """``(U Q, V Q)`` for ``Q`` in ``O(k)`` (ftip-00AZ), where ``Q^{-T} = Q``; refuses a non-orthogonal ``Q``."""
+def orth_action(u: Tensor, v: Tensor, q: Tensor, tol: float | None = None) -> tuple[Tensor, Tensor]:
+    """``(U Q, V Q)`` for ``Q`` in ``O(k)`` (ftip-00AZ), where ``Q^{-T} = Q``; refuses a non-orthogonal ``Q``.
+
+    ``tol`` bounds ``||Q^T Q - I||_max`` (default: a thousand machine epsilons of ``Q``'s dtype).
+    """
     _pair(u, v)
     _square(q, u.shape[1])
-    if not is_orthogonal(q, tol):
+    if not is_orthogonal(q, 1e3 * torch.finfo(q.dtype).eps if tol is None else tol):
         raise ValueError("Q is not orthogonal (||Q^T Q - I|| > tol); use gl_action for a general invertible A")
     return u @ q, v @ q
 
@@ -488,9 +491,9 @@ def attention_gauge(attention: torch.nn.Module, a: Tensor, *, keys: str = "inver
     if keys not in ("inverse_transpose", "same"):
         raise ValueError(f"keys must be 'inverse_transpose' or 'same', got {keys!r}")
     h, g, dh = attention.n_heads, attention.n_kv_heads, attention.head_dim
-    mats = a.expand(g, dh, dh) if a.ndim == 2 else a
-    if tuple(mats.shape) != (g, dh, dh):
+    if tuple(a.shape) not in ((dh, dh), (g, dh, dh)):
         raise ValueError(f"a must be ({dh}, {dh}) or ({g}, {dh}, {dh}), got {tuple(a.shape)}")
+    mats = a.expand(g, dh, dh)
     out = copy.deepcopy(attention)
     with torch.no_grad():
         for tensor in (out.qkv.weight, out.qkv.bias):
