@@ -261,11 +261,12 @@ class MeasurableKernel:
 class NextTokenLaw(Protocol):
     """``pi_theta : V* -> Delta(V)`` (ftip-000H): the law of the next token after ``prefix``.
 
-    Returns a vector indexed by token id (a float64 tensor for ``DecoderLM``, exact
-    ``Fraction``s for :class:`TableLM`). It says nothing about how the law is computed.
+    Returns a vector indexed by token id (a float64 tensor for ``DecoderLM``, exact fractions
+    for :class:`TableLM`). It says nothing about how the law is computed.
     """
 
-    def next_token_law(self, prefix: Sequence[int]) -> Sequence[Prob] | torch.Tensor: ...
+    def next_token_law(self, prefix: Sequence[int]) -> Sequence[Prob] | torch.Tensor:
+        """``pi(. | prefix)``, indexed by token id."""
 
 
 @dataclass(frozen=True)
@@ -273,7 +274,7 @@ class TableLM:
     """A next-token law given by a table: ``table[prefix names] = {token name: probability}``.
 
     ``vocab`` names the token ids ``0..|V|-1``. Prefixes missing from the table use ``default``
-    (an error if there is none). Probabilities stay exact when given as ``Fraction``s.
+    (an error if there is none). Probabilities stay exact when given as fractions.
     """
 
     vocab: tuple[str, ...]

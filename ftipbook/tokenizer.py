@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-#: Pre-tokenization rule of :class:`ByteLevelBPE`: an optional space then a run of letters, or of
-#: decimal digits, or of other non-space symbols; then whitespace runs (a run followed by a
-#: non-space character leaves its last space to that character's chunk). ``[^\W\d_]`` is a
-#: letter in Python's Unicode ``re``; every character falls in exactly one class.
+#: Pre-tokenization rule of :class:`ByteLevelBPE`. A chunk is an optional space followed by a run
+#: of letters, of decimal digits or of other non-space symbols, or a run of whitespace (a run
+#: followed by a non-space character leaves its last space to that character's chunk).
+#: ``[^\W\d_]`` is a letter in Python's Unicode ``re``; every character falls in one class.
 PRETOKENIZE_PATTERN = r" ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+"
 
 #: Control tokens a :class:`ByteLevelBPE` gets unless told otherwise, in id order after the merges.
@@ -454,6 +454,7 @@ class ByteLevelBPE:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ByteLevelBPE:
+        """The tokenizer a :meth:`to_dict` description specifies."""
         if data.get("format") != cls.FORMAT:
             raise ValueError(f"not a {cls.FORMAT} description (format={data.get('format')!r})")
         return cls(
@@ -464,6 +465,7 @@ class ByteLevelBPE:
         )
 
     def canonical_json(self) -> str:
+        """:meth:`to_dict` as JSON with sorted keys and no spaces: the text :meth:`sha256` hashes."""
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
     def sha256(self) -> str:
@@ -471,10 +473,12 @@ class ByteLevelBPE:
         return hashlib.sha256(self.canonical_json().encode("ascii")).hexdigest()
 
     def save(self, path: str | Path) -> None:
+        """Write :meth:`to_dict` to ``path`` as JSON."""
         Path(path).write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | Path) -> ByteLevelBPE:
+        """Read a tokenizer written by :meth:`save`."""
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def __eq__(self, other: object) -> bool:

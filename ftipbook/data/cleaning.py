@@ -21,12 +21,12 @@ from ftipbook.data.corpus import BenchmarkSource, Document
 from ftipbook.tokenizer import Normalizer
 
 
-class _Reject:
-    """The rejection symbol ``dagger`` of ftip-0070 (a singleton)."""
+class Rejected:
+    """The type of the rejection symbol ``dagger`` of ftip-0070; :data:`REJECT` is its only value."""
 
     _instance = None
 
-    def __new__(cls) -> _Reject:
+    def __new__(cls) -> Rejected:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -36,7 +36,7 @@ class _Reject:
 
 
 #: What a :class:`DocumentFilter` returns for a rejected document.
-REJECT = _Reject()
+REJECT = Rejected()
 
 
 def _hash_json(data: Any) -> str:
@@ -68,13 +68,13 @@ class DocumentFilter:
     """
 
     name: str
-    rule: Callable[[Document], Document | _Reject] = field(compare=False)
+    rule: Callable[[Document], Document | Rejected] = field(compare=False)
     features: tuple[str, ...] = ()
     thresholds: Mapping[str, Any] = field(default_factory=dict)
     transform: str = "none"
     revision: str = "1"
 
-    def __call__(self, doc: Document) -> Document | _Reject:
+    def __call__(self, doc: Document) -> Document | Rejected:
         out = self.rule(doc)
         if out is not REJECT and not isinstance(out, Document):
             raise TypeError(f"filter {self.name!r} returned {type(out).__name__}; a filter returns a Document or REJECT")
@@ -89,10 +89,12 @@ class DocumentFilter:
         return len(self.apply(corpus)) / len(corpus) if corpus else float("nan")
 
     def spec(self) -> dict[str, Any]:
+        """The declaration: name, features read, thresholds, transformation and revision."""
         return {"kind": "filter", "name": self.name, "features": list(self.features),
                 "thresholds": dict(self.thresholds), "transform": self.transform, "revision": self.revision}
 
     def spec_hash(self) -> str:
+        """SHA-256 of :meth:`spec`."""
         return _hash_json(self.spec())
 
     @classmethod
@@ -232,11 +234,13 @@ class Deduplicator:
         return 1 - len(self.apply(corpus)) / len(corpus) if corpus else 0.0
 
     def spec(self) -> dict[str, Any]:
+        """The declaration: relation, normalization, shingles, threshold, clustering, tie-break, revision."""
         return {"kind": "dedup", "mode": self.mode, "normalizer": self.normalizer.to_dict(), "ngram": self.ngram,
                 "threshold": self.threshold, "cluster": "connected components", "tie_break": self.tie_break,
                 "revision": self.revision}
 
     def spec_hash(self) -> str:
+        """SHA-256 of :meth:`spec`."""
         return _hash_json(self.spec())
 
 
@@ -345,12 +349,14 @@ class Decontaminator:
         return out
 
     def spec(self) -> dict[str, Any]:
+        """The declaration: protected collection (name and hash), n-grams, normalization, granularity, revision."""
         return {"kind": "decontaminate", "protected": self.protected.name,
                 "protected_hash": corpus_hash(self.protected.items), "n": self.n, "unit": self.unit,
                 "normalization": "lowercase; whitespace ignored", "granularity": self.granularity,
                 "min_matches": self.min_matches, "revision": self.revision}
 
     def spec_hash(self) -> str:
+        """SHA-256 of :meth:`spec`."""
         return _hash_json(self.spec())
 
 

@@ -73,6 +73,7 @@ class Source:
     protected: bool = False
 
     def sample(self, rng: random.Random) -> Document:
+        """One document drawn from ``Q_s`` with ``rng``."""
         raise NotImplementedError
 
     def documents(self, n: int, seed: int) -> list[Document]:
@@ -87,6 +88,7 @@ class FiniteSource(Source):
     """A source with a finite, enumerable support: ``support()`` lists ``(document, probability)``."""
 
     def support(self) -> Iterator[tuple[Document, Fraction]]:
+        """Every document of positive probability with its probability, in a fixed order."""
         raise NotImplementedError
 
     def probability(self, event: Callable[[Document], bool]) -> Fraction:
@@ -211,7 +213,8 @@ _TEMPLATES = (
 
 @dataclass(frozen=True)
 class TemplateSource(Source):
-    """English from :data:`_TEMPLATES`: ``min_sentences..max_sentences`` filled sentences per document.
+    """Templated English: ``min_sentences..max_sentences`` sentences per document, each one of five
+    templates filled with names, nouns, adjectives, verbs, places and small counts.
 
     The counting template is verifiable in place: ``keeps {rest}`` with ``rest = k - j``.
     """

@@ -4,7 +4,7 @@ A :class:`SourceMixture` is the pair ``((Q_s), alpha)``: to draw a document, dra
 with probability ``alpha_s`` and then a document from ``Q_s``. It induces the document law
 ``Q_alpha(A) = sum_s alpha_s Q_s(A)``. The weights are sampling frequencies, not byte shares;
 when they come from a rule (e.g. temperature weights ``alpha_s ~ n_s^(1/tau)``) the rule is
-recorded with them in :attr:`SourceMixture.rule`.
+recorded with them in the mixture's ``rule``.
 """
 from __future__ import annotations
 

@@ -21,9 +21,9 @@ from torch import nn
 
 from ftipbook.data.windows import PackedBatch, PackedRecord
 
-#: Ways to reduce token losses to one number: ``"token"`` (the book's: sum / number of predicted
-#: tokens), ``"record"`` (mean over records of each record's per-token mean), ``"sum"`` (the
-#: plain sum, which weights records by their length).
+#: Ways to reduce token losses to one number. ``"token"`` is the book's (sum / number of
+#: predicted tokens); ``"record"`` is the mean over records of each record's per-token mean;
+#: ``"sum"`` is the plain sum, which weights records by their length.
 NORMALIZATIONS = ("token", "record", "sum")
 
 

@@ -75,10 +75,7 @@ class TokenizedDocument:
         return len(self.ids)
 
 
-DocLike = TokenizedDocument | Sequence[int]
-
-
-def as_tokenized(doc: DocLike) -> TokenizedDocument:
+def as_tokenized(doc: TokenizedDocument | Sequence[int]) -> TokenizedDocument:
     """A :class:`TokenizedDocument`; a plain id sequence gets ``predict`` all ``True``."""
     if isinstance(doc, TokenizedDocument):
         return doc
@@ -237,7 +234,7 @@ def _rotate(pieces: list[tuple[int, int, int]], k: int) -> list[tuple[int, int, 
     return head + tail
 
 
-def pack_documents(docs: Sequence[DocLike], t: int, *, pad_id: int, split: bool = True) -> list[PackedRecord]:
+def pack_documents(docs: Sequence[TokenizedDocument | Sequence[int]], t: int, *, pad_id: int, split: bool = True) -> list[PackedRecord]:
     """Pack documents, in the given order, into records of length ``t`` (ftip-001A).
 
     ``split=True`` concatenates the documents and cuts the stream every ``t`` tokens; a document
@@ -394,7 +391,7 @@ class BatchIterator:
 
     def __init__(
         self,
-        docs: Sequence[DocLike],
+        docs: Sequence[TokenizedDocument | Sequence[int]],
         t: int,
         batch_size: int,
         *,

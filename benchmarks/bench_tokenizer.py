@@ -1,0 +1,76 @@
+"""ByteLevelBPE encode throughput against Hugging Face ``tokenizers`` with the same merges (ftip-000E).
+
+Run:  python benchmarks/bench_tokenizer.py [--docs 20000] [--merges 1000] [--repeats 3]
+
+Builds a raw corpus from the book's toy mixture (offline), trains ``ByteLevelBPE`` on its first
+quarter, and converts it with ``to_hf()`` into a ``tokenizers.Tokenizer`` holding the same
+vocabulary, merges, normalizer and pre-tokenization regex. Then it times, interleaved:
+
+* ``text``: encoding the whole corpus as one string (ours with an empty chunk cache each call,
+  and with the cache warm from the previous call; Hugging Face ``encode``);
+* ``docs``: encoding document by document (ours in a loop; Hugging Face ``encode_batch``,
+  which uses all CPU threads it is allowed).
+
+It checks that both give the same ids and prints MB/s and the ratio ours / HF (above 1: ours is
+faster).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _bench import interleaved_seconds, print_table  # noqa: E402
+
+from ftipbook.data.mixture import toy_mixture  # noqa: E402
+from ftipbook.tokenizer import ByteLevelBPE, Normalizer  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--docs", type=int, default=20000)
+    p.add_argument("--merges", type=int, default=1000)
+    p.add_argument("--repeats", type=int, default=3)
+    args = p.parse_args(argv)
+    import os
+
+    import torch
+
+    texts = [d.text for d in toy_mixture().documents(args.docs, seed=0)]
+    corpus = "\n".join(texts)
+    mb = len(corpus.encode()) / 1e6
+    ours = ByteLevelBPE.train(texts[: len(texts) // 4], args.merges, normalizer=Normalizer(nfkc=True))
+    hf = ours.to_hf()
+
+    same_text = ours.encode(corpus) == hf.encode(corpus).ids
+    same_docs = [ours.encode(t) for t in texts] == [e.ids for e in hf.encode_batch(texts)]
+
+    def ours_cold_text():
+        ours._cache.clear()
+        return ours.encode(corpus)
+
+    def ours_cold_docs():
+        ours._cache.clear()
+        return [ours.encode(t) for t in texts]
+
+    fns = {
+        "text ours (cold cache)": ours_cold_text,
+        "text ours (warm cache)": lambda: ours.encode(corpus),
+        "text HF encode": lambda: hf.encode(corpus),
+        "docs ours (cold cache)": ours_cold_docs,
+        "docs HF encode_batch": lambda: hf.encode_batch(texts),
+    }
+    seconds = interleaved_seconds(fns, torch.device("cpu"), args.repeats, warmup=1)
+    peer = {"text": seconds["text HF encode"], "docs": seconds["docs HF encode_batch"]}
+    rows = [[name, round(s, 4), round(mb / s, 2), round(peer[name.split()[0]] / s, 3)] for name, s in seconds.items()]
+    print(f"corpus: {args.docs} toy-mixture documents, {mb:.2f} MB, {len(ours.encode(corpus))} tokens; "
+          f"{len(ours.merges)} merges, vocab {ours.vocab_size}")
+    print(f"same ids as HF: whole text {same_text}, per document {same_docs}; "
+          f"{os.cpu_count()} CPUs, RAYON_NUM_THREADS={os.environ.get('RAYON_NUM_THREADS', 'unset')}")
+    print_table(["run", "seconds", "MB/s", "HF time / ours"], rows)
+
+
+if __name__ == "__main__":
+    main()
