@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
+from matplotlib.patches import FancyBboxPatch, Patch
 
 from ftipbook.compare.frontier import NotReached, ScoredCostMeasurement
 from ftipbook.compare.reports import MeasuredContrast
@@ -19,6 +20,10 @@ from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, axes_or_new
 
 #: Series colours, in order.
 PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
+#: Fill and legend text of each evidence status in :func:`draw_evidence_chain`.
+EVIDENCE_FILL = {"reported": FILL, "derived": "#fed7aa", "assumed": "#f3f4f6"}
+EVIDENCE_LABEL = {"reported": "reported by the source", "derived": "derived by a stated model",
+                  "assumed": "assumed (not measured)"}
 
 
 def plot_scored_costs(
@@ -191,4 +196,38 @@ def plot_check_matrix(verdicts: Mapping[str, Mapping[str, bool]], *, ax: Axes | 
     ax.xaxis.tick_top()
     if title:
         ax.set_title(title, pad=24)
+    return ax
+
+
+def draw_evidence_chain(links: Sequence[tuple[str, str, str]], *, ax: Axes | None = None,
+                        title: str | None = None) -> Axes:
+    """A top-to-bottom chain of ``(claim, value, status)`` links, each box filled by its status:
+    ``"reported"``, ``"derived"`` or ``"assumed"`` (dashed) (ftip-00KZ)."""
+    if not links:
+        raise ValueError("links must hold at least one (claim, value, status)")
+    for claim, _, status in links:
+        if status not in EVIDENCE_FILL:
+            raise ValueError(f"link {claim!r}: status={status!r} must be one of {sorted(EVIDENCE_FILL)}")
+    n = len(links)
+    ax = axes_or_new(ax, (8.6, 0.62 * n + 0.9))
+    ys = 1 - (np.arange(n) + 0.5) / n
+    h = 0.66 / n
+    for i, ((claim, value, status), y) in enumerate(zip(links, ys)):
+        dashed = status == "assumed"
+        ax.add_patch(FancyBboxPatch((0.02, y - h / 2), 0.56, h, boxstyle="round,pad=0.004", fc=EVIDENCE_FILL[status],
+                                    ec=MUTED if dashed else INK, linestyle="--" if dashed else "-", linewidth=1.1))
+        ax.text(0.03, y, claim, ha="left", va="center", fontsize=9, color=INK)
+        ax.text(0.62, y, value, ha="left", va="center", fontsize=9, color=INK, family="monospace")
+        if i + 1 < n:
+            ax.annotate("", xy=(0.3, ys[i + 1] + h / 2), xytext=(0.3, y - h / 2),
+                        arrowprops=dict(arrowstyle="-|>", color=INK, lw=1.0))
+    used = [st for st in EVIDENCE_FILL if any(link[2] == st for link in links)]
+    ax.legend(handles=[Patch(fc=EVIDENCE_FILL[st], ec=MUTED if st == "assumed" else INK,
+                             linestyle="--" if st == "assumed" else "-", label=EVIDENCE_LABEL[st]) for st in used],
+              loc="upper right", bbox_to_anchor=(1.0, -0.01), ncol=len(used), fontsize=8, frameon=False)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.axis("off")
+    if title:
+        ax.set_title(title)
     return ax

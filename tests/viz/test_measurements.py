@@ -61,3 +61,11 @@ def test_contrasts_annotate_the_signed_difference():
     assert [t.get_text() for t in ax.texts] == ["+1.7", "-0.5"]
     with pytest.raises(ValueError):
         vizm.plot_contrasts([])
+
+
+def test_evidence_chain_fills_boxes_by_status():
+    ax = vizm.draw_evidence_chain([("a", "1", "reported"), ("b", "2", "assumed"), ("c", "3", "derived")])
+    assert [t.get_text() for t in ax.texts if t.get_text()] == ["a", "1", "b", "2", "c", "3"]  # arrows are empty texts
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == list(vizm.EVIDENCE_LABEL.values())
+    with pytest.raises(ValueError, match="status"):
+        vizm.draw_evidence_chain([("a", "1", "guessed")])
