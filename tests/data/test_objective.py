@@ -161,3 +161,33 @@ def test_two_record_example_of_001F():
     full_cut = reduce_token_losses(losses, cut).item()
     est = sum(reduce_token_losses(losses[i:i + 1], cut[i:i + 1]).item() for i in range(2)) / 2
     assert (full_cut, est) == (2.5, 3.0) and math.isclose(est - full_cut, 0.5)
+
+
+def test_three_data_interfaces_give_three_losses(tiny_lm):
+    """ftip-006K: pad per document, concatenate under the causal mask, pack under the document mask."""
+    model = tiny_lm(dtype=torch.float64)
+    docs = [[3, 4, 5, 6], [7, 8, 9], [10, 11, 12, 13, 14]]
+    padded = PackedBatch.from_records([pack_documents([d], 5, pad_id=0)[0] for d in docs], pad_id=0)
+    packed = PackedBatch.from_records(pack_documents(docs, 12, pad_id=0), pad_id=0)
+    concatenated = PackedBatch(packed.tokens, packed.targets, packed.tokens.new_ones(packed.tokens.shape, dtype=torch.bool)
+                               .index_fill(1, torch.tensor([11]), False), torch.ones_like(packed.seg_ids))
+    with torch.no_grad():
+        losses = [empirical_objective(model, b).item() for b in (padded, concatenated, packed)]
+    assert padded.num_predicted == packed.num_predicted == 9 and concatenated.num_predicted == 11
+    assert torch.allclose(empirical_objective(model, padded), empirical_objective(model, packed))  # same predictions, isolated
+    assert abs(losses[1] - losses[2]) > 1e-4  # cross-document attention and boundary targets change it
+
+
+def test_normalizations_give_different_gradients(tiny_lm):
+    """ftip-006L: the same token losses, three reductions, three gradient directions."""
+    model = tiny_lm(dtype=torch.float64)
+    batch = PackedBatch.from_records(records([2, 5, 8], 8), pad_id=0)
+    params = list(model.parameters())
+    grads = {}
+    for convention in ("token", "record", "sum"):
+        losses = token_losses(model, batch)
+        grads[convention] = flat_grad(reduce_token_losses(losses, batch.loss_mask, convention), params)
+    assert torch.allclose(grads["token"], minibatch_gradient(model, batch))
+    cos = torch.nn.functional.cosine_similarity
+    assert cos(grads["token"], grads["sum"], dim=0) > 1 - 1e-12  # the sum is the token mean times N
+    assert cos(grads["token"], grads["record"], dim=0) < 1 - 1e-6

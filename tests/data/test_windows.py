@@ -218,3 +218,25 @@ def test_packed_row_matches_documents_alone(tiny_lm):
         alone_b = model(torch.tensor([b]))[0]
     torch.testing.assert_close(packed[:3], alone_a, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(packed[3:7], alone_b, rtol=1e-5, atol=1e-6)
+
+
+def test_absolute_positions_need_the_reset(tiny_lm):
+    """With learned absolute positions, B inside the row equals B alone only if positions restart (001A)."""
+    model = tiny_lm(pos="learned")
+    a, b = [3, 4, 5], [6, 7, 8, 9]
+    batch = PackedBatch.from_records(pack_documents([a, b], 7, pad_id=0), pad_id=0)
+    with torch.no_grad():
+        alone_b = model(torch.tensor([b]))[0]
+        reset = model(batch.tokens, seg_ids=batch.seg_ids)[0, 3:]
+        no_reset = model(batch.tokens, seg_ids=batch.seg_ids, positions=torch.arange(7).unsqueeze(0))[0, 3:]
+    torch.testing.assert_close(reset, alone_b, rtol=1e-5, atol=1e-6)
+    assert (no_reset - alone_b).abs().max() > 1e-3
+
+
+def test_changing_document_a_leaves_b_bitwise_unchanged(tiny_lm):
+    """ftip-001D: under the document mask, B's outputs do not depend on A's tokens."""
+    model = tiny_lm()
+    rows = [PackedBatch.from_records(pack_documents([a, [6, 7]], 5, pad_id=0), pad_id=0) for a in ([3, 4, 5], [9, 1, 2])]
+    with torch.no_grad():
+        out = [model(r.tokens, seg_ids=r.seg_ids)[0] for r in rows]
+    assert torch.equal(out[0][3:], out[1][3:]) and not torch.equal(out[0][:3], out[1][:3])
