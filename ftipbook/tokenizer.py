@@ -140,6 +140,9 @@ class Vocab:
     def __len__(self) -> int:
         return len(self.pieces)
 
+    def __hash__(self) -> int:
+        return hash((self.pieces, tuple(sorted(self.special.items()))))
+
     def __contains__(self, piece: object) -> bool:
         return piece in self._index
 

@@ -71,6 +71,8 @@ def test_vocab_ids_contiguous_and_specials_named():
     assert len(v) == 5 and [v.id_of(p) for p in v.pieces] == list(range(5))
     assert v.special == {"eos": 3, "pad": 4} and v.eos_id == 3 and v.piece(3) == "<|eos|>"
     assert v.special_ids == frozenset({3, 4}) and "b" in v and "z" not in v
+    assert v == Vocab.with_specials(["a", "b", "c"], ("eos", "pad")) and len({v, Vocab(v.pieces, v.special)}) == 1
+    assert v != Vocab.with_specials(["a", "b", "c"], ("pad", "eos"))
 
 
 def test_vocab_refuses_bad_definitions():
