@@ -3,7 +3,8 @@
 Three forms of each model, all computing the same numbers:
 
 - ``*_widget``: ipywidgets sliders, a live readout and a live figure, for Jupyter and Colab
-  (needs the ``widgets`` extra); the numbers come from :mod:`ftipbook.compare`;
+  (needs the ``widgets`` extra); the numbers come from :mod:`ftipbook.compare`. Under batch
+  execution (the book's build) they return a placeholder (:func:`live_frontend`);
 - ``*_html``: a self-contained HTML + JavaScript figure (no network, no kernel) that a chapter
   emits as a ``text/html`` output, so the model is live on the website. The formulas are
   written once in JavaScript (:data:`WIDGET_JS`) and checked against the Python functions by
@@ -316,6 +317,34 @@ def cache_ratio_html(
 # --- ipywidgets ---------------------------------------------------------------------------------
 
 
+def live_frontend() -> bool:
+    """True when code runs in an interactive Jupyter frontend (JupyterLab, Notebook, Colab, VS Code).
+
+    Batch executors (``nbclient``, ``nbconvert --execute``, ``nbval``) send their execute requests
+    with ``allow_stdin=False``; interactive frontends allow stdin. Widgets built under a batch
+    executor would be stored in the notebook's metadata, and the website would then load the
+    ipywidgets manager from a CDN, so under batch execution the ``*_widget`` functions return a
+    :class:`WidgetPlaceholder` instead.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    kernel = getattr(get_ipython(), "kernel", None)
+    return bool(getattr(kernel, "_allow_stdin", False))
+
+
+@dataclass(frozen=True)
+class WidgetPlaceholder:
+    """Stands in for a widget outside an interactive frontend; its ``repr`` is the widget's."""
+
+    name: str
+    values: tuple[tuple[str, object], ...]
+
+    def __repr__(self) -> str:
+        return f"<{self.name} widget ({', '.join(f'{k}={v!r}' for k, v in self.values)}); live in Jupyter>"
+
+
 def _ipywidgets():
     try:
         import ipywidgets
@@ -363,14 +392,18 @@ def _live(ipw, name: str, sliders: dict, compute, draw):
 
 
 def attempt_throughput_widget(
-    *, f: float = 0.8, s: float = 2.2, budget: int = 10, p_m: float = 0.10, p_k: float = 0.08, budget_max: int = 30
+    *, f: float = 0.8, s: float = 2.2, budget: int = 10, p_m: float = 0.10, p_k: float = 0.08, budget_max: int = 30,
+    live: bool | None = None,
 ):
     """ipywidgets sliders for the attempt-throughput model with a live readout and figure (ftip-00L3).
 
-    Returns a ``VBox``; its ``sliders`` dict and ``readout`` HTML are exposed as attributes.
+    Returns a ``VBox`` (its ``sliders`` dict and ``readout`` HTML are attributes), or a
+    :class:`WidgetPlaceholder` when ``live`` is false; ``live=None`` asks :func:`live_frontend`.
     """
     from ftipbook.viz.compare import attempt_throughput_figure
 
+    if not (live_frontend() if live is None else live):
+        return WidgetPlaceholder("attempt-throughput", (("f", f), ("s", s), ("budget", budget), ("p_m", p_m), ("p_k", p_k)))
     ipw = _ipywidgets()
     style = {"description_width": "12em"}
     layout = ipw.Layout(width="34em")
@@ -390,10 +423,19 @@ def attempt_throughput_widget(
     )
 
 
-def cache_ratio_widget(*, kappa: int, sigma: int, ell: int = 1, batch: int = 1, length: int = 1024):
-    """ipywidgets sliders for the cache-ratio model with a live readout and figure (ftip-00KY)."""
+def cache_ratio_widget(
+    *, kappa: int, sigma: int, ell: int = 1, batch: int = 1, length: int = 1024, live: bool | None = None
+):
+    """ipywidgets sliders for the cache-ratio model with a live readout and figure (ftip-00KY).
+
+    A :class:`WidgetPlaceholder` when ``live`` is false; ``live=None`` asks :func:`live_frontend`.
+    """
     from ftipbook.viz.compare import cache_ratio_figure
 
+    if not (live_frontend() if live is None else live):
+        return WidgetPlaceholder(
+            "cache-ratio", (("ell", ell), ("batch", batch), ("length", length), ("kappa", kappa), ("sigma", sigma))
+        )
     ipw = _ipywidgets()
     style = {"description_width": "12em"}
     layout = ipw.Layout(width="34em")

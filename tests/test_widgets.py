@@ -27,7 +27,7 @@ def readout_cells(page: str) -> dict[str, str]:
 
 
 def test_attempt_widget_follows_its_sliders():
-    box = W.attempt_throughput_widget()
+    box = W.attempt_throughput_widget(live=True)
     assert "<b>1.774</b>" in box.readout.value and "<b>17</b>" in box.readout.value
     box.sliders["f"].value = 0.5
     box.sliders["budget"].value = 20
@@ -41,13 +41,21 @@ def test_attempt_widget_follows_its_sliders():
 
 
 def test_cache_widget_follows_its_sliders():
-    box = W.cache_ratio_widget(kappa=64, sigma=3200)
+    box = W.cache_ratio_widget(kappa=64, sigma=3200, live=True)
     box.sliders["length"].value = 50  # the crossover: equal memory
     assert "<b>1.0000</b>" in box.readout.value and "<b>50.000</b>" in box.readout.value
     box.sliders["batch"].value = 4
     m_mla, _ = cache_model.stylized_state_memory(1, 4, 50, 64, 3200)
     assert f"<b>{m_mla / 2**20:.3f}</b>" in box.readout.value
     plt.close("all")
+
+
+def test_outside_a_frontend_widgets_are_placeholders():
+    assert not W.live_frontend()  # pytest is not an interactive Jupyter frontend
+    placeholder = W.attempt_throughput_widget(f=0.5)
+    assert isinstance(placeholder, W.WidgetPlaceholder)
+    assert repr(placeholder) == "<attempt-throughput widget (f=0.5, s=2.2, budget=10, p_m=0.1, p_k=0.08); live in Jupyter>"
+    assert repr(W.cache_ratio_widget(kappa=64, sigma=3200)).startswith("<cache-ratio widget (ell=1, batch=1, length=1024")
 
 
 def test_readouts_use_the_library():

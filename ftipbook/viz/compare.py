@@ -73,7 +73,8 @@ def plot_discovery_steps(
         ax.axvline(budget, color=INK, linewidth=0.8, linestyle=":")
         for value, n, color in ((r.discovery_m, r.n_m, MUTED), (r.discovery_k, r.n_k, ACCENT)):
             ax.plot([budget], [value], "o", color=color)
-            ax.annotate(f"N={n}: {value:.3f}", (budget, value), textcoords="offset points", xytext=(6, -4), color=color)
+            ax.annotate(f"N={n}: {value:.3f}", (budget, value), textcoords="offset points", xytext=(8, -14), color=color,
+                        bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1))
     ax.set_xlabel("budget $B/c$ (baseline attempts' worth)")
     ax.set_ylabel("P(at least one verified success)")
     ax.set_ylim(0, 1)
