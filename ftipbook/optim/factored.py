@@ -19,7 +19,7 @@ from ftipbook.optim.functional import OptimizerSpec, OptimizerState, get
 from ftipbook.optim.hyperparams import Hyperparameters
 
 Tensor = torch.Tensor
-#: A minibatch sampler: given a generator, return the objective of one freshly drawn minibatch.
+#: A minibatch sampler, which maps a generator to the objective of one freshly drawn minibatch.
 Sampler = Callable[[torch.Generator], Callable[[Tensor], Tensor]]
 
 

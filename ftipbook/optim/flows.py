@@ -54,7 +54,7 @@ class Tolerance:
 
 def integrate(rhs: Callable[[float, Tensor], Tensor], y0: Tensor, t_eval: Sequence[float], *,
               tol: Tolerance = Tolerance(), t0: float = 0.0, limit: float = math.inf) -> tuple[list[Tensor], int]:
-    """Solve ``y' = rhs(t, y)`` for a flat tensor ``y`` from ``(t0, y0)``; return ``y`` at ``t_eval`` and the step count.
+    """Solve ``y' = rhs(t, y)`` for a flat tensor ``y`` from ``(t0, y0)``; return ``y`` at ``t_eval``, step count.
 
     Adaptive Dormand–Prince 5(4) with first-same-as-last stages; steps are shortened to land on
     every output time. A ``ValueError`` is raised if the solution leaves ``|y| <= limit``, stops
@@ -197,7 +197,7 @@ class ReparameterizationCheck:
 
 def reparameterization_gap(grad: Gradient | FactoredProblem, theta0: Sequence[Tensor], a: Scalar,
                            t_eval: Sequence[float], *, tol: Tolerance = Tolerance()) -> ReparameterizationCheck:
-    """Integrate the common-scalar flow, read its clock ``tau(t_i)``, integrate gradient flow to those ``tau`` and compare."""
+    """Integrate the common-scalar flow, read its clock ``tau(t_i)``, run gradient flow to those ``tau``, compare."""
     csf = common_scalar_flow(grad, theta0, a, t_eval, tol=tol)
     gf = gradient_flow(grad, theta0, csf.clock, tol=tol)
     gap = max(float(torch.linalg.vector_norm(_flat(x) - _flat(y)) / torch.linalg.vector_norm(_flat(y)))

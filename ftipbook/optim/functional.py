@@ -44,8 +44,9 @@ from ftipbook.optim.hyperparams import (
 from ftipbook.optim.msign import msign_svd, newton_schulz, psd_power
 
 Tensor = torch.Tensor
-#: State-action kinds: how a buffer transforms when every factor gradient ``G`` becomes ``G Q``.
-#: ``"right"``: ``B -> B Q``; ``"conjugate"``: ``R -> Q^T R Q``; ``"invariant"``: unchanged.
+#: The state-action kinds, i.e. how a buffer transforms when every factor gradient ``G`` becomes
+#: ``G Q``. ``"right"`` sends ``B`` to ``B Q``, ``"conjugate"`` sends ``R`` to ``Q^T R Q``, and
+#: ``"invariant"`` leaves the buffer unchanged.
 ACTION_KINDS = ("right", "conjugate", "invariant")
 
 
@@ -423,6 +424,7 @@ def _check_tensors(params: Sequence[Tensor], grads: Sequence[Tensor]) -> tuple[l
     return params, grads
 
 
+#: The registry of update rules by name, each an :class:`OptimizerSpec` (callable as its pure map).
 OPTIMIZERS: dict[str, OptimizerSpec] = {
     spec.name: spec
     for spec in (
@@ -470,19 +472,28 @@ Update = tuple[list[Tensor], OptimizerState]
 
 
 def sgd(params: Params, state: OptimizerState | None, grads: Params, config: SGDConfig | None = None) -> Update:
-    """Gradient descent (ftip-00B8): ``theta - lr g``; momentum and decay per :class:`SGDConfig`."""
+    """Gradient descent (ftip-00B8): ``theta - lr g``, momentum and decay as configured.
+
+    The hyperparameters are a :class:`~ftipbook.optim.hyperparams.SGDConfig`.
+    """
     return OPTIMIZERS["sgd"](params, state, grads, config)
 
 
 def momentum(params: Params, state: OptimizerState | None, grads: Params,
              config: MomentumConfig | None = None) -> Update:
-    """Polyak heavy-ball momentum (ftip-00B8): :func:`sgd` with :class:`MomentumConfig` (momentum 0.9)."""
+    """Polyak heavy-ball momentum (ftip-00B8): :func:`sgd` with momentum 0.9 by default.
+
+    The hyperparameters are a :class:`~ftipbook.optim.hyperparams.MomentumConfig`.
+    """
     return OPTIMIZERS["momentum"](params, state, grads, config)
 
 
 def nesterov(params: Params, state: OptimizerState | None, grads: Params,
              config: NesterovConfig | None = None) -> Update:
-    """Nesterov momentum (ftip-00B8): :func:`sgd` with :class:`NesterovConfig` (momentum 0.9, look-ahead)."""
+    """Nesterov momentum (ftip-00B8): :func:`sgd` with momentum 0.9 and the look-ahead step.
+
+    The hyperparameters are a :class:`~ftipbook.optim.hyperparams.NesterovConfig`.
+    """
     return OPTIMIZERS["nesterov"](params, state, grads, config)
 
 

@@ -174,17 +174,22 @@ def missing_actions(optimizer: str | OptimizerSpec, state: OptimizerState) -> tu
     return tuple(sorted(names))
 
 
-def state_action(optimizer: str | OptimizerSpec, state: OptimizerState, q: Tensor) -> OptimizerState:
+def state_action(optimizer: str | OptimizerSpec, state: OptimizerState, q: Tensor, *,
+                 partial: bool = False) -> OptimizerState:
     """``sigma_Q(state)`` (ftip-00B2): each buffer transformed by its declared kind.
 
     Momentum-like buffers go to ``B Q``, Shampoo's right accumulator to ``Q^T R Q``, scalars and
-    left accumulators stay fixed. Raises :class:`NoStateAction` for a buffer without an action,
-    such as Adam's entrywise second moment.
+    left accumulators stay fixed. A buffer without an action, such as Adam's entrywise second
+    moment, raises :class:`NoStateAction`, or is left out when ``partial``.
     """
     spec = get(optimizer)
-    per_param = tuple({k: _act(spec.actions.get(k), k, x, q) for k, x in s.items()} for s in state.per_param)
-    block = {k: _act(spec.block_actions.get(k), f"block.{k}", x, q) for k, x in state.block.items()}
-    return OptimizerState(per_param, block)
+
+    def act(d: dict, actions: Mapping[str, str | None], prefix: str) -> dict:
+        return {k: _act(actions.get(k), prefix + k, x, q) for k, x in d.items()
+                if not (partial and actions.get(k) is None)}
+
+    return OptimizerState(tuple(act(s, spec.actions, "") for s in state.per_param),
+                          act(state.block, spec.block_actions, "block."))
 
 
 def _rel(a: Tensor, b: Tensor) -> float:
@@ -203,7 +208,7 @@ def _state_distance(spec: OptimizerSpec, got: OptimizerState, expected: Optimize
                 continue
             if k not in b:
                 return math.inf
-            dist = max(dist, _rel(x, b[k]) if isinstance(x, Tensor) else float(x != b[k]) * math.inf)
+            dist = max(dist, _rel(x, b[k]) if isinstance(x, Tensor) else (0.0 if x == b[k] else math.inf))
     return dist
 
 
@@ -287,16 +292,9 @@ def check_gauge_equivariance(intervention: TrainingIntervention, u0: Tensor, v0:
         spec = get(base.algorithm)
         missing = missing_actions(spec, base.states[-1])
         exists = not missing
-        states = tuple(_state_distance(spec, t, _partial_action(spec, s, q)) for t, s in zip(twin.states, base.states))
+        states = tuple(_state_distance(spec, t, state_action(spec, s, q, partial=True))
+                       for t, s in zip(twin.states, base.states))
     return GaugeReport(intervention.name, rep, fac, states, exists, missing)
-
-
-def _partial_action(spec: OptimizerSpec, state: OptimizerState, q: Tensor) -> OptimizerState:
-    """``sigma_Q`` on the buffers that have an action; the others are dropped (compared elsewhere)."""
-    per_param = tuple({k: _act(spec.actions[k], k, x, q) for k, x in s.items() if spec.actions.get(k)}
-                      for s in state.per_param)
-    block = {k: _act(spec.block_actions[k], k, x, q) for k, x in state.block.items() if spec.block_actions.get(k)}
-    return OptimizerState(per_param, block)
 
 
 def is_parameterization_stable(intervention: TrainingIntervention, u0: Tensor, v0: Tensor,
@@ -371,7 +369,10 @@ def first_step_map(optimizer: str | OptimizerSpec, config: Hyperparameters | Non
 
 
 def gram_factor(phi: MatrixMap, g: Tensor) -> Tensor:
-    """``X(G) = Phi(G) G^+`` (ftip-00BH): for an equivariant ``Phi`` on full column rank it depends only on ``G G^T``."""
+    """``X(G) = Phi(G) G^+`` (ftip-00BH).
+
+    For an equivariant ``Phi`` and full-column-rank ``G`` it depends only on ``G G^T``.
+    """
     return phi(g) @ torch.linalg.pinv(g)
 
 

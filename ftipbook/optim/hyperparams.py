@@ -351,7 +351,8 @@ class ScaledGDConfig(Hyperparameters):
 
 
 __all__ = [
-    "Hyperparameters", "SGDConfig", "MomentumConfig", "NesterovConfig", "AdamConfig", "AdamWConfig", "ScalarAdamConfig", "RMSpropConfig",
+    "Hyperparameters", "SGDConfig", "MomentumConfig", "NesterovConfig", "AdamConfig", "AdamWConfig",
+    "ScalarAdamConfig", "RMSpropConfig",
     "SignSGDConfig", "LionConfig", "AdafactorConfig", "MuonConfig", "ShampooConfig", "ScaledGDConfig",
     "MUON_NS_COEFFICIENTS", "CUBIC_NS_COEFFICIENTS", "NS_DTYPES",
 ]

@@ -94,7 +94,8 @@ class LongAnneal:
         if self.hold_steps >= self.total_steps:
             raise ValueError(f"hold_steps={self.hold_steps} must be below total_steps={self.total_steps}")
         if isinstance(self.final, bool) or not isinstance(self.final, (int, float)) or not 0 < self.final <= 1:
-            raise ValueError(f"final must be a number in (0, 1] (a geometric decay never reaches 0), got {self.final!r}")
+            raise ValueError(f"final must be a number in (0, 1] (a geometric decay never reaches 0), "
+                             f"got {self.final!r}")
 
     def __call__(self, t: int) -> float:
         t = _step_index(t)

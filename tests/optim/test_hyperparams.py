@@ -75,7 +75,8 @@ def test_defaults_are_valid_and_follow_torch():
     assert hp.AdamWConfig().weight_decay == adamw["weight_decay"]
     muon = torch.optim.Muon([torch.zeros(2, 2, requires_grad=True)]).defaults
     mine = hp.MuonConfig()
-    assert (mine.lr, mine.weight_decay, mine.momentum, mine.nesterov, mine.ns_coefficients, mine.eps, mine.ns_steps) == (
+    assert (mine.lr, mine.weight_decay, mine.momentum, mine.nesterov, mine.ns_coefficients, mine.eps,
+            mine.ns_steps) == (
         muon["lr"], muon["weight_decay"], muon["momentum"], muon["nesterov"], muon["ns_coefficients"], muon["eps"],
         muon["ns_steps"])
     fact = torch.optim.Adafactor([torch.zeros(2, 2, requires_grad=True)]).defaults
