@@ -89,7 +89,7 @@ def newton_schulz(
     """The last iterate ``X_steps`` of :func:`newton_schulz_iterates`: Muon's approximate ``msign``.
 
     With Muon's default quintic coefficients the singular values land near, not at, one
-    (roughly in ``[0.7, 1.2]``); :data:`~ftipbook.optim.hyperparams.CUBIC_NS_COEFFICIENTS`
+    (about 0.7 to 1.15 on random matrices); :data:`~ftipbook.optim.hyperparams.CUBIC_NS_COEFFICIENTS`
     converges to :func:`msign_svd` for full-rank input.
     """
     for x in newton_schulz_iterates(m, steps, coefficients, eps, dtype):

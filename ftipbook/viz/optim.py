@@ -130,7 +130,7 @@ def plot_reparameterization(check: ReparameterizationCheck, summary: Callable[[T
     s_csf = [summary(th) for th in csf.theta]
     s_gf = [summary(th) for th in gf.theta]
     axes[0].plot(csf.t, s_csf, marker="o", color=ACCENT, label="common-scalar flow")
-    axes[0].plot(gf.t, s_gf, marker="x", linestyle="--", color=INK, label=r"gradient flow at time $t$")
+    axes[0].plot(gf.t, s_gf, marker="x", linestyle="--", color=INK, label="gradient flow")
     axes[0].set_xlabel("physical time $t$")
     axes[1].plot(csf.clock, s_csf, marker="o", color=ACCENT, label=r"common-scalar flow at $\tau(t)$")
     axes[1].plot(gf.t, s_gf, marker="x", linestyle="--", color=INK, label=r"gradient flow at time $\tau$")
