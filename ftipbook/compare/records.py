@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from ftipbook.artifact import ModelArtifact
 from ftipbook.compare.cost import UNKNOWN, Unknown
 from ftipbook.model.config import MIXERS
 from ftipbook.train.config import RunRandomness, TrainConfig
@@ -235,6 +236,16 @@ class SystemIdentity(Record):
             raise TypeError(f"from_model needs an ftipbook DecoderLM (with .cfg), got {type(model).__name__}")
         return cls(name, checkpoint, describe_variant(cfg), cfg.layer_kinds, measured_param_count(model),
                    active_param_count(cfg), tokenizer, cfg.max_seq_len)
+
+
+    @classmethod
+    def from_artifact(cls, name: str, artifact: ModelArtifact) -> "SystemIdentity":
+        """Identity of a base-model artifact (ftip-001K): the checkpoint is its runtime hash (tokenizer,
+        configuration, weights, numerics) and the tokenizer its ``sha256()``; the rest as in :meth:`from_model`."""
+        if not isinstance(artifact, ModelArtifact):
+            raise TypeError(f"from_artifact needs a ModelArtifact, got {type(artifact).__name__}")
+        tokenizer = artifact.tokenizer.sha256() if hasattr(artifact.tokenizer, "sha256") else UNKNOWN
+        return cls.from_model(name, artifact.model(), checkpoint=f"sha256:{artifact.runtime_hash()}", tokenizer=tokenizer)
 
 
 @dataclass(frozen=True)

@@ -249,8 +249,8 @@ class BootstrapProcedure:
     """An uncertainty procedure declared before the scores are inspected (ftip-00LB).
 
     ``paired`` chooses :func:`paired_bootstrap` or :func:`unpaired_bootstrap`; ``n_boot``,
-    ``level`` and ``seed`` are fixed here. :meth:`fingerprint` is a SHA-256 of these fields, to be
-    recorded before the scores are loaded; :meth:`apply` runs exactly this procedure.
+    ``level`` and ``seed`` are fixed here. ``fingerprint()`` is a SHA-256 of these fields, to be
+    recorded before the scores are loaded; ``apply(a, b)`` runs exactly this procedure.
     """
 
     paired: bool = True

@@ -209,3 +209,19 @@ def test_training_record_from_a_run_configuration():
     assert [a.coordinate for a in rec.common_recipe_arms(other)] == ["optimizer"]
     with pytest.raises(TypeError):
         TrainingRecord.from_run({"steps": 1}, RunRandomness(), data="x")
+
+
+def test_identity_from_an_artifact_uses_its_runtime_and_tokenizer_hashes():
+    from ftipbook.artifact import ModelArtifact
+    from ftipbook.tokenizer import ByteLevelBPE
+
+    tok = ByteLevelBPE.train(["abc abd abe"] * 3, 4)
+    cfg = ModelConfig(**(TINY | dict(vocab_size=tok.vocab_size)), layer_pattern="KKKM")
+    art = ModelArtifact.from_model(build_model(cfg, seed=0), tok)
+    ident = SystemIdentity.from_artifact("hybrid", art)
+    assert ident.checkpoint == f"sha256:{art.runtime_hash()}" and ident.tokenizer == tok.sha256()
+    other = SystemIdentity.from_artifact("hybrid seed 1", ModelArtifact.from_model(build_model(cfg, seed=1), tok))
+    assert [c.path for c in ComparisonPair(ident, other).differences()] == ["checkpoint"]
+    assert SystemIdentity.from_artifact("no tokenizer", ModelArtifact.from_model(build_model(cfg, seed=0))).tokenizer == UNKNOWN
+    with pytest.raises(TypeError):
+        SystemIdentity.from_artifact("x", build_model(cfg, seed=0))
