@@ -150,7 +150,7 @@ def plot_speedups(
     """
     if not entries:
         raise ValueError("plot_speedups needs at least one (label, value, regime) entry")
-    ax = axes_or_new(ax, (6.4, 0.45 * len(entries) + 1.2))
+    ax = axes_or_new(ax, (8.4, 0.45 * len(entries) + 1.2))
     regimes = list(dict.fromkeys(regime for _, _, regime in entries))
     palette = [INK, ACCENT, MUTED, "#2563eb"]
     for i, (label, value, regime) in enumerate(entries):
@@ -160,9 +160,9 @@ def plot_speedups(
     ax.set_yticks(range(len(entries)), [label for label, _, _ in entries])
     ax.invert_yaxis()
     ax.axvline(1.0, color=MUTED, linewidth=0.8, linestyle=":")
-    ax.set_xlabel("reported speedup over MLA (x)")
+    ax.set_xlabel("speedup over MLA (x)")
     ax.set_xlim(0, max(v for _, v, _ in entries) * 1.2)
-    ax.legend(loc="lower right", frameon=False)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="regime")
     if title:
         ax.set_title(title)
     return ax
