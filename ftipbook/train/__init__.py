@@ -7,18 +7,20 @@ Typical use::
     trainer = train.Trainer(model, train.build_optimizer(model, cfg), batches, cfg)
     log = trainer.run()
 """
+from ftipbook.train.answers import answer_accuracy, answer_hits
 from ftipbook.train.checkpoint import restore_training_checkpoint, save_training_checkpoint, trainer_provenance
 from ftipbook.train.config import RunRandomness, TrainConfig
-from ftipbook.train.distributed import DistContext, all_reduce_sum, context, init_from_env, shard_rows
-from ftipbook.train.optimizers import build_optimizer, decay_groups
-from ftipbook.train.loop import Trainer, TrainRun, autocast_context, evaluate, token_nll_terms
-from ftipbook.train.schedules import Constant, Schedule, WarmupDecay, build_schedule
+from ftipbook.train.data import DIGIT_PATTERN, batch_stream, fixed_batches, train_tokenizer
+from ftipbook.train.distributed import DistContext, all_reduce_sum, context, init_from_env
+from ftipbook.train.loop import Trainer, TrainRun, autocast_context, evaluate
+from ftipbook.train.optimizers import build_optimizer, build_schedule, decay_groups
 
 __all__ = [
     "TrainConfig", "RunRandomness",
-    "Schedule", "Constant", "WarmupDecay", "build_schedule",
-    "build_optimizer", "decay_groups",
-    "Trainer", "TrainRun", "evaluate", "token_nll_terms", "autocast_context",
-    "DistContext", "context", "init_from_env", "shard_rows", "all_reduce_sum",
+    "build_optimizer", "build_schedule", "decay_groups",
+    "Trainer", "TrainRun", "evaluate", "autocast_context",
+    "DistContext", "context", "init_from_env", "all_reduce_sum",
+    "answer_hits", "answer_accuracy",
+    "DIGIT_PATTERN", "train_tokenizer", "batch_stream", "fixed_batches",
     "save_training_checkpoint", "restore_training_checkpoint", "trainer_provenance",
 ]

@@ -1,9 +1,10 @@
 """Training checkpoints: a base-model artifact plus everything the next update depends on.
 
 A checkpoint directory holds the artifact of :mod:`ftipbook.artifact` (``weights.safetensors``,
-``artifact.json``), ``optimizer.safetensors`` (the optimizer-state tensors ``s_k`` of ftip-001H
-and the torch RNG states) and ``trainer.json`` (step, logs, configuration, seeds, optimizer
-hyperparameters and scalar state, the batch iterator's position, Python and NumPy RNG states).
+``artifact.json``), ``optimizer.safetensors`` (the optimizer state ``s_k`` of ftip-001H, written
+by :func:`ftipbook.optim.checkpoint.save_optimizer`), ``rng.safetensors`` (the torch generator
+states) and ``trainer.json`` (step, logs, configuration, seeds, the batch iterator's position,
+Python and NumPy generator states).
 Restoring all of it into freshly built objects continues a run with exactly the losses of an
 uninterrupted one. Nothing is pickled.
 """
@@ -19,62 +20,22 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from ftipbook.artifact import ModelArtifact, Provenance, load_artifact, save_artifact, versions
+from ftipbook.optim.checkpoint import load_optimizer, save_optimizer
 from ftipbook.train.loop import TrainRun
 
 if TYPE_CHECKING:
     from ftipbook.train.loop import Trainer
 
 FORMAT = "ftipbook.train-checkpoint/1"
-STATE_FILE = "optimizer.safetensors"
+OPTIMIZER_FILE = "optimizer.safetensors"
+RNG_FILE = "rng.safetensors"
 TRAINER_FILE = "trainer.json"
-_SCALARS = (bool, int, float, str, type(None))
 
 
-def optimizer_to_files(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict]:
-    """Split ``optimizer.state_dict()`` into tensors (for safetensors) and a JSON-ready rest."""
-    sd = optimizer.state_dict()
-    tensors, scalars = {}, {}
-    for idx, entry in sd["state"].items():
-        for name, value in entry.items():
-            if isinstance(value, torch.Tensor):
-                tensors[f"optimizer/{idx}/{name}"] = value.detach().to("cpu").contiguous().clone()
-            elif isinstance(value, _SCALARS):
-                scalars.setdefault(str(idx), {})[name] = value
-            else:
-                raise TypeError(
-                    f"optimizer state {name!r} of parameter {idx} is a {type(value).__name__}; "
-                    f"checkpoints store tensors and JSON scalars only"
-                )
-    groups = []
-    for group in sd["param_groups"]:
-        clean = {}
-        for key, value in group.items():
-            if isinstance(value, tuple):
-                value = list(value)
-            if not (isinstance(value, _SCALARS) or (isinstance(value, list) and all(isinstance(v, _SCALARS) for v in value))):
-                raise TypeError(f"optimizer hyperparameter {key!r} is a {type(value).__name__}; it must be JSON-ready")
-            clean[key] = value
-        groups.append(clean)
-    return tensors, {"class": type(optimizer).__name__, "param_groups": groups, "scalars": scalars}
-
-
-def optimizer_from_files(optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], meta: dict) -> None:
-    """Load what :func:`optimizer_to_files` wrote into ``optimizer`` (same class and parameter layout)."""
-    if meta["class"] != type(optimizer).__name__:
-        raise ValueError(f"the checkpoint holds {meta['class']} state; this optimizer is {type(optimizer).__name__}")
-    current = optimizer.param_groups
-    if len(current) != len(meta["param_groups"]):
-        raise ValueError(f"the checkpoint has {len(meta['param_groups'])} parameter groups, the optimizer {len(current)}")
-    groups = []
-    for saved, live in zip(meta["param_groups"], current):
-        groups.append({k: tuple(v) if isinstance(live.get(k), tuple) else v for k, v in saved.items()})
-    state: dict[int, dict] = {}
-    for key, value in tensors.items():
-        _, idx, name = key.split("/", 2)
-        state.setdefault(int(idx), {})[name] = value
-    for idx, entry in meta["scalars"].items():
-        state.setdefault(int(idx), {}).update(entry)
-    optimizer.load_state_dict({"state": state, "param_groups": groups})
+def _jsonable(value):
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
 
 
 def _rng_state() -> tuple[dict[str, torch.Tensor], dict]:
@@ -101,10 +62,10 @@ def _set_rng_state(tensors: dict[str, torch.Tensor], meta: dict) -> None:
 
 def trainer_provenance(trainer: Trainer) -> Provenance:
     """The provenance record of a trainer's run so far (optimizer, data, seeds, steps, versions, losses)."""
-    _, optim_meta = optimizer_to_files(trainer.optimizer)
-    sizes = [sum(p.numel() for p in g["params"]) for g in trainer.optimizer.param_groups]
+    groups = [{**{k: _jsonable(v) for k, v in g.items() if k != "params"},
+               "n_params": sum(p.numel() for p in g["params"])} for g in trainer.optimizer.param_groups]
     return Provenance(
-        optimizer={"class": optim_meta["class"], "param_groups": optim_meta["param_groups"], "group_sizes": sizes,
+        optimizer={"class": type(trainer.optimizer).__name__, "param_groups": groups,
                    "schedule": repr(trainer.schedule), "grad_clip": trainer.cfg.grad_clip},
         data=dict(trainer.data),
         seeds=trainer.randomness.to_dict(),
@@ -126,9 +87,9 @@ def save_training_checkpoint(trainer: Trainer, path: str | Path) -> Path:
     path = Path(path)
     artifact = ModelArtifact.from_model(trainer.model, trainer.tokenizer, provenance=trainer_provenance(trainer))
     save_artifact(artifact, path)
-    optim_tensors, optim_meta = optimizer_to_files(trainer.optimizer)
+    save_optimizer(trainer.optimizer, path / OPTIMIZER_FILE)
     rng_tensors, rng_meta = _rng_state()
-    save_file({**optim_tensors, **rng_tensors}, str(path / STATE_FILE), metadata={"format": FORMAT})
+    save_file(rng_tensors, str(path / RNG_FILE), metadata={"format": FORMAT})
     meta = {
         "format": FORMAT,
         "step": trainer.step,
@@ -136,7 +97,7 @@ def save_training_checkpoint(trainer: Trainer, path: str | Path) -> Path:
         "train_config": trainer.cfg.to_dict(),
         "randomness": trainer.randomness.to_dict(),
         "data_state": state_dict(),
-        "optimizer": optim_meta,
+        "optimizer_class": type(trainer.optimizer).__name__,
         "rng": rng_meta,
         "runtime_hash": artifact.runtime_hash(),
     }
@@ -172,10 +133,11 @@ def restore_training_checkpoint(trainer: Trainer, path: str | Path) -> None:
     with torch.no_grad():
         for name, tensor in trainer.model.state_dict().items():
             tensor.copy_(artifact.state_dict[name])
-    tensors = load_file(str(path / STATE_FILE))
-    optimizer_from_files(trainer.optimizer, {k: v for k, v in tensors.items() if k.startswith("optimizer/")},
-                         meta["optimizer"])
+    if meta["optimizer_class"] != type(trainer.optimizer).__name__:
+        raise ValueError(f"the checkpoint holds {meta['optimizer_class']} state; "
+                         f"this optimizer is {type(trainer.optimizer).__name__}")
+    load_optimizer(trainer.optimizer, path / OPTIMIZER_FILE)
     loader(meta["data_state"])
-    _set_rng_state({k: v for k, v in tensors.items() if k.startswith("rng/")}, meta["rng"])
+    _set_rng_state(load_file(str(path / RNG_FILE)), meta["rng"])
     trainer.step = meta["step"]
     trainer.log = TrainRun.from_dict(meta["log"])

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-OPTIMIZERS = ("adamw", "adam", "sgd")
-SCHEDULES = ("constant", "warmup_cosine", "warmup_linear")
+OPTIMIZERS = ("adamw", "adam", "sgd", "muon_adamw")
+SCHEDULES = ("constant", "cosine", "warmup_cosine")
 PRECISIONS = ("auto", "fp32", "bf16")
 
 
@@ -79,22 +79,22 @@ class TrainConfig:
     The loop (:class:`ftipbook.train.Trainer`) reads ``steps``, ``grad_clip``, ``precision``,
     ``eval_every``, ``checkpoint_every`` and ``progress``; :func:`ftipbook.train.build_optimizer`
     and :func:`ftipbook.train.build_schedule` read the optimizer and schedule fields;
-    ``batch_size`` and ``seq_len`` size the batches of :func:`ftipbook.train.lm_batches`.
+    ``batch_size`` and ``seq_len`` size the batches of :func:`ftipbook.train.batch_stream`.
     Frozen; derive variants with ``dataclasses.replace``, which validates again.
     """
 
     steps: int = 100  # K, the stopping step: the run makes exactly this many updates
     batch_size: int = 16  # B, windows per (global) batch
     seq_len: int = 64  # T, tokens per window
-    optimizer: str = "adamw"  # "adamw" | "adam" | "sgd" (any torch.optim.Optimizer can be passed directly)
+    optimizer: str = "adamw"  # "adamw" | "adam" | "sgd" | "muon_adamw" (any torch.optim.Optimizer can be passed directly)
     lr: float = 3e-3  # peak learning rate eta
     weight_decay: float = 0.0  # decoupled weight decay (AdamW), L2 (Adam, SGD)
     betas: tuple[float, float] = (0.9, 0.95)  # Adam's (beta1, beta2)
     momentum: float = 0.0  # SGD momentum
     eps: float = 1e-8  # Adam's stabilizer
-    schedule: str = "constant"  # lr multiplier: "constant" | "warmup_cosine" | "warmup_linear"
-    warmup_steps: int = 0  # linear warmup from 0 over this many steps
-    min_lr_ratio: float = 0.1  # final multiplier of the decaying schedules
+    schedule: str = "constant"  # lr multiplier (ftipbook.optim.schedules): "constant" | "cosine" | "warmup_cosine"
+    warmup_steps: int = 0  # linear warmup over this many steps ("warmup_cosine")
+    min_lr_ratio: float = 0.1  # final multiplier of the cosine schedules
     grad_clip: float | None = 1.0  # clip the global gradient norm to this value; None = no clipping
     precision: str = "auto"  # "auto" (bf16 autocast on CUDA, fp32 elsewhere) | "fp32" | "bf16" (CUDA only)
     eval_every: int = 0  # evaluate every this many steps (and at the end); 0 = never
@@ -123,8 +123,8 @@ class TrainConfig:
         _number("momentum", self.momentum, low=0, high=1 - 1e-12)
         _number("eps", self.eps, low=0, low_open=True)
         _int_at_least("warmup_steps", self.warmup_steps, 0)
-        if self.warmup_steps > self.steps:
-            raise ValueError(f"warmup_steps={self.warmup_steps} exceeds steps={self.steps}")
+        if self.warmup_steps >= self.steps and self.schedule == "warmup_cosine":
+            raise ValueError(f"warmup_steps={self.warmup_steps} must be below steps={self.steps}")
         _number("min_lr_ratio", self.min_lr_ratio, low=0, high=1)
         if self.grad_clip is not None:
             _number("grad_clip", self.grad_clip, low=0, low_open=True)

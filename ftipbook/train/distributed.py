@@ -1,7 +1,7 @@
 """Data-parallel training on ``torch.distributed`` (DDP), launched by ``torchrun``.
 
 Every rank draws the same global batch from identically seeded data and keeps its own slice of
-rows (:func:`shard_rows`), so a run on ``W`` processes sees exactly the batches of a
+rows (``PackedBatch.shard``), so a run on ``W`` processes sees exactly the batches of a
 one-process run. The loss is normalised by the *global* number of predicted tokens
 (:func:`all_reduce_sum`), so that DDP's gradient average equals the gradient of the one-process
 per-token loss, whatever the number of predicted tokens in each slice.
@@ -62,15 +62,6 @@ def init_from_env(backend: str | None = None) -> DistContext:
             torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
         dist.init_process_group(backend)
     return context()
-
-
-def shard_rows(x: torch.Tensor, ctx: DistContext) -> torch.Tensor:
-    """Rows ``[rank * B / W, (rank + 1) * B / W)`` of a global batch ``x [B, ...]``."""
-    b = x.shape[0]
-    if b % ctx.world_size:
-        raise ValueError(f"global batch of {b} rows does not split over world_size={ctx.world_size} ranks")
-    per = b // ctx.world_size
-    return x[ctx.rank * per : (ctx.rank + 1) * per]
 
 
 def all_reduce_sum(x: torch.Tensor, ctx: DistContext) -> torch.Tensor:

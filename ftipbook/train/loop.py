@@ -4,7 +4,7 @@
 ``[B, T, V]``) against a stream of packed batches with any ``torch.optim.Optimizer``. Step ``k``
 draws the next global batch, computes the masked token NLL per predicted token on ``theta_k``
 (recorded as ``losses[k]``), back-propagates, clips the global gradient norm, sets every
-group's learning rate to ``base_lr * schedule(k)`` and updates. Everything the next update
+group's learning rate to ``initial_lr * schedule(k)`` and updates. Everything the next update
 depends on (parameters, optimizer state, step, data position, RNG states) is saved by
 :meth:`Trainer.save_checkpoint`, so a run killed after a checkpoint resumes with exactly the
 losses of an uninterrupted run.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,9 +22,11 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from ftipbook.data.objective import masked_token_nll
+from ftipbook.data.windows import PackedBatch
 from ftipbook.train.config import RunRandomness, TrainConfig
-from ftipbook.train.distributed import DistContext, all_reduce_sum, barrier, context, shard_rows
-from ftipbook.train.schedules import Schedule, build_schedule
+from ftipbook.train.distributed import DistContext, all_reduce_sum, barrier, context
+from ftipbook.train.optimizers import build_schedule
 
 
 @dataclass
@@ -54,20 +56,17 @@ class TrainRun:
                    [(int(s), float(v)) for s, v in d["evals"]], int(d["tokens"]))
 
 
-def token_nll_terms(logits: torch.Tensor, targets: torch.Tensor, loss_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(sum of -log p(target) over masked-in positions, number of those positions)`` in float32."""
-    logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    return -(logp * loss_mask).sum(), loss_mask.sum().float()
+def _local(batch: PackedBatch, ctx: DistContext, device: torch.device) -> PackedBatch:
+    if not isinstance(batch, PackedBatch):
+        raise TypeError(f"batches must be ftipbook.data.windows.PackedBatch, got {type(batch).__name__}")
+    return batch.shard(ctx.rank, ctx.world_size).to(device)
 
 
-def _batch_fields(batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    try:
-        return batch.tokens, batch.targets, batch.loss_mask, batch.seg_ids
-    except AttributeError as err:
-        raise TypeError(
-            f"a batch must have tokens, targets, loss_mask and seg_ids (ftipbook.data.windows.PackedBatch); "
-            f"got {type(batch).__name__}"
-        ) from err
+def _nll_sum(model: nn.Module, batch: PackedBatch, precision: str, device: torch.device) -> torch.Tensor:
+    """Summed masked token NLL (ftip-001B) of ``model`` on ``batch``, under the declared precision."""
+    with autocast_context(precision, device):
+        logits = model(batch.tokens, seg_ids=batch.seg_ids)
+    return masked_token_nll(logits, batch).sum()
 
 
 def autocast_context(precision: str, device: torch.device) -> contextlib.AbstractContextManager:
@@ -102,12 +101,11 @@ def evaluate(
     model.eval()
     total = torch.zeros((), dtype=torch.float64, device=device)
     count = torch.zeros((), dtype=torch.float64, device=device)
-    with torch.no_grad(), autocast_context(precision, device):
+    with torch.no_grad():
         for batch in batches:
-            tokens, targets, mask, seg = (shard_rows(t, ctx).to(device) for t in _batch_fields(batch))
-            s, n = token_nll_terms(model(tokens, seg_ids=seg), targets, mask)
-            total += s.double()
-            count += n.double()
+            local = _local(batch, ctx, device)
+            total += _nll_sum(model, local, precision, device).double()
+            count += local.num_predicted
     model.train(was_training)
     total, count = all_reduce_sum(total, ctx), all_reduce_sum(count, ctx)
     if count == 0:
@@ -136,7 +134,7 @@ class Trainer:
         batches: Iterator,
         cfg: TrainConfig,
         *,
-        schedule: Schedule | None = None,
+        schedule: Callable[[int], float] | None = None,
         eval_batches: Sequence | None = None,
         randomness: RunRandomness | None = None,
         tokenizer=None,
@@ -161,7 +159,7 @@ class Trainer:
         self.ctx = context()
         self.device = _device_of(model)
         for group in optimizer.param_groups:
-            group.setdefault("base_lr", group["lr"])
+            group.setdefault("initial_lr", group["lr"])
         self.step = 0
         self.log = TrainRun()
         self._ddp = self._wrap(model)
@@ -178,14 +176,12 @@ class Trainer:
     # ------------------------------------------------------------------------------------------
     def train_step(self, batch) -> float:
         """One update on a global batch; returns the global masked token NLL per predicted token."""
-        tokens, targets, mask, seg = (shard_rows(t, self.ctx).to(self.device) for t in _batch_fields(batch))
+        local = _local(batch, self.ctx, self.device)
         self.model.train()
         for group in self.optimizer.param_groups:
-            group["lr"] = group["base_lr"] * self.schedule(self.step)
-        with autocast_context(self.cfg.precision, self.device):
-            logits = self._ddp(tokens, seg_ids=seg)
-        nll_sum, count = token_nll_terms(logits, targets, mask)
-        global_count = all_reduce_sum(count, self.ctx)
+            group["lr"] = group["initial_lr"] * self.schedule(self.step)
+        nll_sum = _nll_sum(self._ddp, local, self.cfg.precision, self.device)
+        global_count = all_reduce_sum(torch.tensor(local.num_predicted, device=self.device), self.ctx)
         if global_count == 0:
             raise ValueError(f"the batch of step {self.step} has no predicted token (loss_mask is all False)")
         # DDP averages gradients over ranks; scaling by world_size makes that the per-token gradient.

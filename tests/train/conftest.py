@@ -1,22 +1,13 @@
-"""Tiny models and a private stand-in for the packed-batch stream (fields of ``PackedBatch``)."""
+"""Tiny models and a small synthetic, resumable ``PackedBatch`` stream whose loss a tiny model can learn."""
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import pytest
 import torch
 
+from ftipbook.data.windows import PackedBatch
 from ftipbook.model import ModelConfig, build_model
 
 TINY = dict(vocab_size=29, d_model=32, n_layers=2, n_heads=4, d_ff=64, max_seq_len=32)
-
-
-@dataclass
-class Batch:
-    tokens: torch.Tensor
-    targets: torch.Tensor
-    loss_mask: torch.Tensor
-    seg_ids: torch.Tensor
 
 
 class CountingStream:
@@ -30,7 +21,7 @@ class CountingStream:
     def __iter__(self):
         return self
 
-    def __next__(self) -> Batch:
+    def __next__(self) -> PackedBatch:
         g = torch.Generator().manual_seed(self.seed * 100_003 + self.n)
         self.n += 1
         start = torch.randint(0, self.v, (self.b, 1), generator=g)
@@ -42,7 +33,7 @@ class CountingStream:
         tokens, targets = seq[:, :-1].clone(), seq[:, 1:].clone()
         seg_ids = seg[:, :-1].clone()
         loss_mask = (seg[:, :-1] == seg[:, 1:]) & (seg[:, :-1] != 0)
-        return Batch(tokens, targets, loss_mask, seg_ids)
+        return PackedBatch(tokens, targets, loss_mask, seg_ids)
 
     def state_dict(self) -> dict:
         return {"n": self.n, "seed": self.seed}
@@ -57,6 +48,10 @@ def tiny_model(seed: int = 0, **overrides):
     return build_model(ModelConfig(**{**TINY, **overrides}), seed=seed)
 
 
-@pytest.fixture
-def stream():
-    return CountingStream
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models train fastest, and reproducibly, on one CPU thread (the machine is shared)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

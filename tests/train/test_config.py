@@ -3,12 +3,13 @@ import math
 
 import pytest
 
-from ftipbook.train import Constant, RunRandomness, TrainConfig, WarmupDecay, build_schedule
+from ftipbook.optim.schedules import Constant, WarmupCosine
+from ftipbook.train import RunRandomness, TrainConfig, build_schedule
 
 
 @pytest.mark.parametrize("field,value", [
     ("steps", 0), ("steps", 2.0), ("lr", 0.0), ("lr", math.nan), ("optimizer", "lbfgs"), ("schedule", "step"),
-    ("precision", "fp16"), ("betas", (0.9,)), ("betas", (0.9, 1.0)), ("grad_clip", 0.0), ("warmup_steps", 101),
+    ("precision", "fp16"), ("betas", (0.9,)), ("betas", (0.9, 1.0)), ("grad_clip", 0.0),
     ("eval_every", -1), ("progress", "yes"), ("min_lr_ratio", 1.5),
 ])
 def test_train_config_rejects(field, value):
@@ -17,7 +18,7 @@ def test_train_config_rejects(field, value):
 
 
 def test_train_config_round_trip():
-    cfg = TrainConfig(steps=7, betas=(0.8, 0.9), grad_clip=None, schedule="warmup_linear", warmup_steps=2)
+    cfg = TrainConfig(steps=7, betas=(0.8, 0.9), grad_clip=None, schedule="warmup_cosine", warmup_steps=2)
     assert TrainConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ValueError, match="unknown"):
         TrainConfig.from_dict({**cfg.to_dict(), "dropout": 0.1})
@@ -36,15 +37,13 @@ def test_run_randomness():
         RunRandomness.from_dict({"init": 1})
 
 
-def test_schedules():
-    assert [Constant()(k) for k in (0, 5)] == [1.0, 1.0]
-    s = WarmupDecay(warmup=4, total=14, min_ratio=0.1)
+def test_build_schedule():
+    assert build_schedule(TrainConfig(steps=10)) == Constant()
+    s = build_schedule(TrainConfig(steps=14, schedule="warmup_cosine", warmup_steps=4, min_lr_ratio=0.1))
+    assert s == WarmupCosine(4, 14, 0.1)
     assert [s(k) for k in range(4)] == [0.25, 0.5, 0.75, 1.0]
-    assert s(4) == 1.0 and s(14) == pytest.approx(0.1) and s(99) == pytest.approx(0.1)
-    assert s(9) == pytest.approx(0.1 + 0.9 * 0.5)  # halfway through the cosine
-    lin = build_schedule(TrainConfig(steps=10, schedule="warmup_linear", warmup_steps=0, min_lr_ratio=0.0))
-    assert [lin(k) for k in (0, 5, 10)] == [1.0, 0.5, 0.0]
-    with pytest.raises(ValueError, match="step"):
-        s(-1)
-    with pytest.raises(ValueError, match="warmup"):
-        WarmupDecay(warmup=5, total=3)
+    assert s(14) == pytest.approx(0.1) and s(9) == pytest.approx(0.1 + 0.9 * 0.5)  # halfway through the cosine
+    c = build_schedule(TrainConfig(steps=10, schedule="cosine", min_lr_ratio=0.0))
+    assert [c(k) for k in (0, 5, 10)] == pytest.approx([1.0, 0.5, 0.0])
+    with pytest.raises(ValueError, match="warmup_steps"):
+        TrainConfig(steps=4, schedule="warmup_cosine", warmup_steps=4)

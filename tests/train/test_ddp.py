@@ -9,7 +9,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from conftest import CountingStream, tiny_model
 
-from ftipbook.train import DistContext, TrainConfig, Trainer, build_optimizer, shard_rows
+from ftipbook.train import TrainConfig, Trainer, build_optimizer
 
 CFG = TrainConfig(steps=8, batch_size=8, lr=5e-3, schedule="warmup_cosine", warmup_steps=2, progress=False)
 
@@ -45,10 +45,3 @@ def test_two_process_ddp_matches_one_process(tmp_path):
     assert ranks[0] == pytest.approx(single, abs=1e-6)
     assert single[-1] < single[0] - 0.5  # and the run actually trained
 
-
-def test_shard_rows():
-    x = torch.arange(12).reshape(6, 2)
-    parts = [shard_rows(x, DistContext(rank=r, world_size=3)) for r in range(3)]
-    assert torch.equal(torch.cat(parts), x)
-    with pytest.raises(ValueError, match="world_size=4"):
-        shard_rows(x, DistContext(rank=0, world_size=4))

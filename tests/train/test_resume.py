@@ -9,7 +9,9 @@ import torch
 from conftest import CountingStream, tiny_model
 
 from ftipbook.artifact import load_artifact
-from ftipbook.train import RunRandomness, TrainConfig, Trainer, build_optimizer
+from ftipbook.data.mixture import toy_mixture
+from ftipbook.model import ModelConfig, build_model
+from ftipbook.train import RunRandomness, TrainConfig, Trainer, batch_stream, build_optimizer, train_tokenizer
 
 SEEDS = RunRandomness(init=3, data_order=4, window_offset=5, optimizer=6)
 
@@ -20,7 +22,7 @@ def fresh(cfg, tmp_path=None):
                    randomness=SEEDS, checkpoint_dir=tmp_path, data={"source": "counting stand-in"})
 
 
-@pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd", "muon_adamw"])
 def test_kill_and_resume_reproduces_the_losses(tmp_path, optimizer):
     cfg = TrainConfig(steps=12, lr=5e-3, optimizer=optimizer, momentum=0.9, weight_decay=0.1,
                       schedule="warmup_cosine", warmup_steps=3, progress=False)
@@ -57,7 +59,7 @@ def test_checkpoint_contents(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["step-000002", "step-000004"]
     ckpt = tmp_path / "step-000004"
     assert sorted(p.name for p in ckpt.iterdir()) == [
-        "artifact.json", "optimizer.safetensors", "trainer.json", "weights.safetensors"]
+        "artifact.json", "optimizer.safetensors", "rng.safetensors", "trainer.json", "weights.safetensors"]
     meta = json.loads((ckpt / "trainer.json").read_text())
     assert meta["step"] == 4 and meta["data_state"] == {"n": 4, "seed": SEEDS.data_order}
     assert meta["randomness"] == SEEDS.to_dict()
@@ -93,3 +95,25 @@ def test_checkpoint_needs_a_resumable_iterator(tmp_path):
     t.run()
     with pytest.raises(TypeError, match="state_dict"):
         t.save_checkpoint(tmp_path / "c")
+
+
+def test_resume_with_the_packed_corpus_stream(tmp_path):
+    docs = toy_mixture().documents(120, seed=0)
+    tok = train_tokenizer(docs, vocab_size=280)
+    cfg = TrainConfig(steps=6, batch_size=4, seq_len=24, lr=3e-3, progress=False)
+
+    def trainer():
+        model = build_model(ModelConfig(vocab_size=tok.vocab_size, d_model=32, n_layers=1, n_heads=2, d_ff=64,
+                                        max_seq_len=24), seed=SEEDS.init)
+        return Trainer(model, build_optimizer(model, cfg), batch_stream(docs, tok, cfg, SEEDS), cfg,
+                       randomness=SEEDS, tokenizer=tok)
+
+    straight = trainer().run().losses
+    first = trainer()
+    first.run(until=4)
+    first.save_checkpoint(tmp_path / "c")
+    del first
+    resumed = trainer()
+    resumed.restore(tmp_path / "c")
+    assert resumed.run().losses == straight
+    assert load_artifact(tmp_path / "c").tokenizer == tok  # the checkpoint is a complete artifact
