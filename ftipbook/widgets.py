@@ -150,6 +150,9 @@ WIDGET_JS = r"""
       el("polyline", {points: pts.join(" "), fill: "none", stroke: sr.color, "stroke-width": 2});
     });
     (o.marks || []).forEach(function (m) { el("circle", {cx: X(m.x), cy: Y(m.y), r: 4, fill: m.color}); });
+    (o.legend || []).forEach(function (g, i) {
+      el("text", {x: w - R - 6, y: h - B - 8 - 13 * i, "text-anchor": "end", fill: g.color}, g.text);
+    });
     o.xticks.forEach(function (x) {
       el("text", {x: X(x), y: h - B + 14, "text-anchor": "middle"}, o.logx && x > 1 ? "2^" + Math.log2(x) : String(x));
     });
@@ -196,7 +199,8 @@ WIDGET_JS = r"""
         xticks: [0, budgetMax / 2, budgetMax], yticks: [0, 0.5, 1], xlabel: "budget B/c", ylabel: "discovery",
         series: [{xs: bs, ys: dm, color: MUTED, step: true}, {xs: bs, ys: dk, color: ACCENT, step: true}],
         marks: [{x: Number(v.budget), y: r.dM, color: MUTED}, {x: Number(v.budget), y: r.dK, color: ACCENT}],
-        guides: [{x: Number(v.budget), color: INK}]});
+        guides: [{x: Number(v.budget), color: INK}],
+        legend: [{text: "baseline", color: MUTED}, {text: "hybrid", color: ACCENT}]});
     });
   };
   W.mountCache = function (id, formats, tMax) {
@@ -228,7 +232,7 @@ _CSS = """
 .ftip-widget table { border-collapse: collapse; margin: 8px 0; }
 .ftip-widget td { padding: 1px 10px 1px 0; }
 .ftip-widget td[data-out] { font-variant-numeric: tabular-nums; font-weight: 600; }
-.ftip-widget svg { width: 320px; height: 200px; font-size: 10px; }
+.ftip-widget svg { display: inline-block; width: 320px; height: 200px; font-size: 10px; margin-right: 8px; }
 </style>
 """
 
