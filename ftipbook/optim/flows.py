@@ -224,5 +224,48 @@ def distance_to_path(points: Sequence[Tensor], path: Sequence[Tensor]) -> list[f
     return out
 
 
+def hitting_time(grad: Gradient | FactoredProblem, objective: Callable[[Theta], float], theta0: Sequence[Tensor],
+                 level: float, t_max: float, *, grid: int = 64, tol: Tolerance = Tolerance()) -> float | None:
+    """The first gradient-flow time ``tau`` with ``objective(theta(tau)) <= level``, or ``None`` before ``t_max``.
+
+    Gradient flow is sampled at ``grid`` equal steps up to ``t_max``; the first sample interval
+    where the objective reaches ``level`` is then bisected to round-off. A crossing that starts
+    and ends inside one sample interval can be missed (raise ``grid``). With the clock of a
+    common-scalar flow, ``invert_clock(a, [tau])`` turns this into that flow's physical hitting
+    time (ftip-00BP).
+    """
+    if isinstance(grid, bool) or not isinstance(grid, int) or grid < 1:
+        raise ValueError(f"grid must be an int >= 1, got {grid!r}")
+    if not (math.isfinite(t_max) and t_max > 0):
+        raise ValueError(f"t_max must be a finite number > 0, got {t_max!r}")
+    theta0 = tuple(torch.as_tensor(p) for p in theta0)
+    g = _gradient(grad)
+    if float(objective(theta0)) <= level:
+        return 0.0
+
+    def rhs(t: float, y: Tensor) -> Tensor:
+        return -_flat(g(_unflat(y, theta0)))
+
+    times = [t_max * (i + 1) / grid for i in range(grid)]
+    ys, _ = integrate(rhs, _flat(theta0), times, tol=tol)
+    below = [i for i, y in enumerate(ys) if float(objective(_unflat(y, theta0))) <= level]
+    if not below:
+        return None
+    first = below[0]
+    t_lo, y_lo = (times[first - 1], ys[first - 1]) if first else (0.0, _flat(theta0))
+    hi = times[first]
+    for _ in range(60):
+        mid = 0.5 * (t_lo + hi)
+        if not t_lo < mid < hi:
+            break
+        (y_mid,), _ = integrate(rhs, y_lo, [mid], tol=tol, t0=t_lo)
+        if float(objective(_unflat(y_mid, theta0))) <= level:
+            hi = mid
+        else:
+            t_lo, y_lo = mid, y_mid
+    return 0.5 * (t_lo + hi)
+
+
 __all__ = ["Tolerance", "integrate", "FlowSolution", "common_scalar_flow", "gradient_flow", "effective_clock",
-           "invert_clock", "ReparameterizationCheck", "reparameterization_gap", "distance_to_path"]
+           "invert_clock", "ReparameterizationCheck", "reparameterization_gap", "distance_to_path",
+           "hitting_time"]
