@@ -39,16 +39,16 @@ def plot_defect_bars(defects: Mapping[str, float], *, tol: float, ax: Axes | Non
     values = as_array(list(defects.values()))
     if not (np.isfinite(values).all() and (values >= 0).all()):
         raise ValueError(f"defects must be finite numbers >= 0, got {dict(defects)!r}")
-    ax = axes_or_new(ax, (6.4, 0.9 + 0.32 * len(defects)))
+    ax = axes_or_new(ax, (6.4, 1.2 + 0.32 * len(defects)))
     y = np.arange(len(values))[::-1]
     colours = [INK if v <= tol else ACCENT for v in values]
     ax.barh(y, np.maximum(values, LOG_FLOOR), color=colours, height=0.6)
     ax.set_yticks(y, list(defects))
     ax.set_xscale("log")
     ax.set_xlim(LOG_FLOOR / 10, max(10.0, float(values.max()) * 10))
+    ax.set_ylim(-0.6, len(values) + 0.2)  # room above the top bar for the tolerance label
     ax.axvline(tol, color=MUTED, linestyle=":", linewidth=1.2)
-    ax.annotate(f"tolerance {tol:g}", (tol, float(y.max()) + 0.45), textcoords="offset points", xytext=(3, 0),
-                fontsize=8, color=MUTED)
+    ax.text(tol, len(values) - 0.15, f" tolerance {tol:g}", fontsize=8, color=MUTED, va="center")
     ax.set_xlabel(xlabel)
     if title:
         ax.set_title(title)
