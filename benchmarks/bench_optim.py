@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
             chosen = hidden_matrices(params) if matrices_only else list(params.values())
             chosen_grads = hidden_matrices(grads) if matrices_only else list(grads.values())
             fns[who] = stepper(make(chosen), chosen, chosen_grads)
-        seconds = interleaved_seconds(fns, device, args.repeats)
+        seconds = interleaved_seconds(fns, device, args.repeats, warmup=5)  # let the allocator settle
         rows.append([label, seconds["ftipbook"] * 1e3, seconds["torch"] * 1e3, seconds["ftipbook"] / seconds["torch"]])
     print("\nTable 1: ftipbook against torch.optim (same algorithm, same gradients)")
     print_table(["optimizer", "ftipbook ms/step", "torch ms/step", "ratio (goal <= 1.2)"], rows)
