@@ -148,7 +148,8 @@ class CostRatio:
     denominator: ScoredCostMeasurement | float
 
 
-CostLike = ScoredCostMeasurement | NotReached | Unknown | Undefined | Real
+#: What :func:`measured_cost_ratio` accepts for each cost (any real number where ``float`` is written).
+CostLike = ScoredCostMeasurement | NotReached | Unknown | Undefined | float
 
 
 def _cost_of(name: str, c: object) -> float | Undefined:

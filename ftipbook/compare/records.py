@@ -35,7 +35,7 @@ from ftipbook.compare.cost import UNKNOWN, Unknown
 from ftipbook.model.config import MIXERS
 from ftipbook.train.config import RunRandomness, TrainConfig
 
-#: Family words that do not identify a system: attention, cache and layer pattern are unnamed.
+#: Family words that do not identify a system, because they leave attention, cache and layer pattern unnamed.
 GENERIC_LABELS = frozenset({
     "transformer", "the transformer", "transformers", "baseline", "reference", "model", "llm",
     "attention", "full attention", "linear attention", "hybrid", "kimi", "kimi linear",
@@ -426,7 +426,7 @@ def describe_kernels(model: torch.nn.Module) -> str:
 class SystemsRecord(Record):
     """Inference and systems coordinates of one measured run (ftip-00L8).
 
-    ``hardware`` and ``software`` are machine-specific (:data:`MACHINE_FIELDS`); print records
+    ``hardware`` and ``software`` are machine-specific (``MACHINE_FIELDS``); print records
     with ``rows(redact=SystemsRecord.MACHINE_FIELDS)`` so stored outputs do not depend on the
     machine. ``prompt_length`` and ``new_tokens`` are the sequence lengths; ``decoding`` the
     sampling settings (e.g. ``"greedy"`` or ``"temperature=1.0, top_p=0.9"``).

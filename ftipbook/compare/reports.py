@@ -44,7 +44,7 @@ class MeasuredContrast:
     ``value_a`` and ``value_b`` are in ``unit``; ``higher_is_better`` fixes the direction;
     ``uncertainty`` is an interval of ``a - b`` or the words the source gives (``"not reported"``).
     ``procedure_fingerprint`` is the hash of a matching/selection/uncertainty procedure fixed
-    before the scores were examined (e.g. :meth:`ftipbook.eval.stats.BootstrapProcedure.fingerprint`);
+    before the scores were examined (e.g. ``BootstrapProcedure.fingerprint()`` of :mod:`ftipbook.eval.stats`);
     without it the contrast is descriptive, not confirmatory.
     """
 
