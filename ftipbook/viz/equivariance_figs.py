@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.axes import Axes
 
-from ftipbook.viz.gauge_figs import PALETTE
+from ftipbook.viz.gauge_figs import LINESTYLES, PALETTE
 from ftipbook.viz.optim import LOG_FLOOR
 from ftipbook.viz.style import ACCENT, INK, MUTED, as_array, axes_or_new
 
@@ -82,7 +82,8 @@ def plot_curves(x: Sequence[float], series: Mapping[str, Sequence[float]], *, xl
         y = as_array(values)
         if y.shape != xs.shape:
             raise ValueError(f"series {name!r} has shape {y.shape}, x has {xs.shape}")
-        ax.plot(xs, floor(y), color=PALETTE[colour % len(PALETTE)], linewidth=1.5, label=name)
+        ax.plot(xs, floor(y), color=PALETTE[colour % len(PALETTE)], linewidth=1.5, label=name,
+                linestyle=LINESTYLES[(colour // len(PALETTE)) % len(LINESTYLES)])  # new style once colours repeat
         colour += 1
     for name, (px, py) in (points or {}).items():
         px, py = as_array(px), as_array(py)

@@ -51,6 +51,14 @@ def test_curves_lines_points_and_guides():
     assert ax.get_xscale() == ax.get_yscale() == "log"
 
 
+def test_curves_change_line_style_once_colours_repeat():
+    x = [0.0, 1.0]
+    ax = ve.plot_curves(x, {f"s{i}": [i, i] for i in range(8)}, xlabel="x", ylabel="y")
+    styles = [line.get_linestyle() for line in ax.lines]
+    assert styles == ["-"] * 6 + ["--"] * 2
+    assert ax.lines[0].get_color() == ax.lines[6].get_color()
+
+
 def test_curves_floor_zeros_on_a_log_axis_only():
     x = [1.0, 2.0, 3.0]
     log_ax = ve.plot_curves(x, {"d": [0.0, 1.0, 2.0]}, xlabel="x", ylabel="y", yscale="log")
