@@ -8,7 +8,8 @@ generation becomes ``s > 0`` times as fast and nothing else changes, an attempt 
 (:func:`attempt_cost`, :func:`throughput_factor`). A budget ``B >= 0`` buys ``floor(B / c)``
 baseline and ``floor(B / c_K)`` hybrid attempts (:func:`attempts_under_budget`). With
 independent verified successes of probability ``p``, ``N`` attempts find at least one with
-probability ``1 - (1 - p)^N`` (:func:`discovery_probability`), and the hybrid matches the baseline
+probability ``1 - (1 - p)^N`` (:func:`ftipbook.eval.metrics.discovery_probability`, re-exported
+here), and the hybrid matches the baseline
 exactly when ``p_K >= 1 - (1 - p_M)^(N_M / N_K)`` (:func:`break_even_success`).
 :func:`compare_attempts` bundles the whole example; :func:`sensitivity_range` maps an interval of
 ``s`` to an interval of ``S`` (ftip-00LD); :func:`discovery_probability_correlated` drops the
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ftipbook.compare.frontier import Undefined
+from ftipbook.eval.metrics import discovery_probability  # 1 - (1 - p)^N, written once (ftip-0004, 00L3)
 
 
 def _real(name: str, x: object) -> float:
@@ -96,20 +98,6 @@ def attempts_under_budget(budget: float, cost: float) -> int:
     return _floor_div(_exact(budget), _exact(_positive("cost", cost)))
 
 
-def discovery_probability(p: float, n: int) -> float:
-    """``1 - (1 - p)^n``: chance that ``n`` independent attempts of success probability ``p`` find one.
-
-    The statement the note takes from Theorem ftip-0078 (outside this book; chapter ftip-00L3
-    proves it). ``n = 0`` gives 0: no attempt, no discovery.
-    """
-    p, n = _share("p", p), _count("n", n)
-    if n == 0 or p == 0:
-        return 0.0
-    if p == 1:
-        return 1.0
-    return -math.expm1(n * math.log1p(-p))  # 1 - (1 - p)^n without cancellation for small p
-
-
 def discovery_probability_correlated(p: float, n: int, rho: float) -> float:
     """Discovery probability of ``n`` exchangeable attempts with marginal ``p`` and correlation ``rho``.
 
@@ -118,7 +106,7 @@ def discovery_probability_correlated(p: float, n: int, rho: float) -> float:
     probability ``p`` and any two have correlation ``rho``. Then
     ``P(no success) = E[(1 - theta)^n] = prod_{k<n} (b + k) / (a + b + k)``. ``rho = 0`` is the
     independent case; ``rho = 1`` (all attempts share one outcome) gives ``p`` for every ``n >= 1``.
-    For ``0 < p < 1``, ``n >= 2`` and ``rho > 0`` the result is below :func:`discovery_probability`:
+    For ``0 < p < 1``, ``n >= 2`` and ``rho > 0`` the result is below :func:`~ftipbook.eval.metrics.discovery_probability`:
     correlation wastes attempts (the counterexample of ftip-00L3 to dropping independence).
     """
     p, n, rho = _share("p", p), _count("n", n), _share("rho", rho)
@@ -182,7 +170,7 @@ def compare_attempts(*, f: float, s: float, p_m: float, p_k: float, budget: floa
     c_q = _exact(_positive("c", c))
     p_m, p_k = _share("p_m", p_m), _share("p_k", p_k)
     n_m, n_k = _floor_div(_exact(budget), c_q), _floor_div(_exact(budget), c_q * ratio)
-    d_m, d_k = discovery_probability(p_m, n_m), discovery_probability(p_k, n_k)
+    d_m, d_k = discovery_probability(p_m, n_m) + 0.0, discovery_probability(p_k, n_k) + 0.0  # + 0.0: no -0.0
     even = break_even_success(p_m, n_m, n_k)
     verdict: bool | Undefined = even if isinstance(even, Undefined) else d_k >= d_m
     return AttemptComparison(budget, c, f, s, p_m, p_k, float(ratio), float(1 / ratio), n_m, n_k, d_m, d_k, even, verdict)
