@@ -228,7 +228,7 @@ def draw_roundtrip(text: str, normalized: str, tokens: Sequence[str], detokenize
     ax = axes_or_new(ax, (10.0, 3.4))
     show = lambda s: s.replace(" ", space)  # noqa: E731
     tup = lambda t: "(" + ", ".join(show(x) for x in t) + ")"  # noqa: E731
-    xs, y, w, h = (0.1, 0.37, 0.64, 0.91), 0.68, 0.17, 0.16
+    xs, y, w, h = (0.1, 0.36, 0.62, 0.88), 0.62, 0.17, 0.16
     boxes = [(f"$s$\n{show(text)}", "white"), (f"$N(s)$\n{show(normalized)}", FILL),
              (f"$T(N(s))$\n{tup(tokens)}", "#fed7aa"), (f"$D(T(N(s)))$\n{show(detokenized)}", FILL)]
     for x, (label, fc) in zip(xs, boxes):
@@ -244,11 +244,11 @@ def draw_roundtrip(text: str, normalized: str, tokens: Sequence[str], detokenize
             color=INK if same_text else ACCENT)
     stable = tuple(retokenized) == tuple(tokens)
     _arrow(ax, (xs[3], y + h / 2 + 0.01), (xs[2], y + h / 2 + 0.01), rad=0.55, colour=INK if stable else ACCENT)
-    ax.text((xs[2] + xs[3]) / 2, 0.98, f"$T\\circ N$ gives {tup(retokenized)}: "
+    ax.text((xs[2] + xs[3]) / 2, 0.93, f"$T\\circ N$ gives {tup(retokenized)}: "
             + ("stable" if stable else "not stable"), ha="center", va="bottom", fontsize=10,
             color=INK if stable else ACCENT)
     ax.set_xlim(0, 1)
-    ax.set_ylim(0.1, 1.08)
+    ax.set_ylim(0.1, 1.0)
     ax.axis("off")
     return ax
 
