@@ -62,8 +62,9 @@ def plot_curves(x: Sequence[float], series: Mapping[str, Sequence[float]], *, xl
     """Lines ``series`` (name -> values at ``x``), marker series ``points`` (name -> ``(xs, ys)``) and guides.
 
     A guide ``(label, slope, (x0, y0))`` is the power law ``y0 (x / x0)^slope`` over the range
-    of ``x``, drawn dashed: a straight line of that slope on log-log axes. On a log ``y`` axis
-    values are floored at :data:`~ftipbook.viz.optim.LOG_FLOOR`.
+    of ``x``, drawn dashed: a straight line of that slope on log-log axes; it does not widen the
+    ``y`` range set by the data. On a log ``y`` axis values are floored at
+    :data:`~ftipbook.viz.optim.LOG_FLOOR`.
     """
     xs = as_array(x)
     if xs.ndim != 1 or not len(xs):
@@ -92,14 +93,16 @@ def plot_curves(x: Sequence[float], series: Mapping[str, Sequence[float]], *, xl
         ax.plot(px, floor(py), linestyle="none", marker="o", markersize=5, markerfacecolor="none",
                 color=PALETTE[colour % len(PALETTE)], label=name)
         colour += 1
+    ax.set_xscale(xscale)
+    ax.set_yscale(yscale)
+    data_ylim = ax.get_ylim()
     lo, hi = float(xs.min()), float(xs.max())
     for label, slope, (x0, y0) in guides:
         if not (x0 > 0 and y0 > 0 and lo > 0):
             raise ValueError(f"guide {label!r}: the anchor and the x range must be positive, got ({x0}, {y0})")
         gx = np.array([lo, hi])
         ax.plot(gx, y0 * (gx / x0) ** slope, color=MUTED, linestyle="--", linewidth=1.0, label=label)
-    ax.set_xscale(xscale)
-    ax.set_yscale(yscale)
+    ax.set_ylim(data_ylim)  # guides do not stretch the axes
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8, frameon=False)

@@ -51,6 +51,14 @@ def test_curves_lines_points_and_guides():
     assert ax.get_xscale() == ax.get_yscale() == "log"
 
 
+def test_guides_do_not_stretch_the_y_axis():
+    x = np.logspace(0, 4, 5)
+    ax = ve.plot_curves(x, {"flat": np.ones(5)}, guides=[("steep", -3.0, (1e4, 1.0))], xscale="log",
+                        yscale="log", xlabel="x", ylabel="y")
+    lo, hi = ax.get_ylim()
+    assert 1e-2 < lo < 1 < hi < 1e2  # the guide reaches 1e12 at x = 1 but the axis stays near the data
+
+
 def test_curves_change_line_style_once_colours_repeat():
     x = [0.0, 1.0]
     ax = ve.plot_curves(x, {f"s{i}": [i, i] for i in range(8)}, xlabel="x", ylabel="y")
