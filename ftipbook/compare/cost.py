@@ -17,6 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ftipbook.model.accounting import flops_per_token
+from ftipbook.model.config import ModelConfig
+
 
 @dataclass(frozen=True)
 class Unknown:
@@ -41,6 +44,9 @@ class Unknown:
 #: The marker of a coordinate or record field that was not recorded.
 UNKNOWN = Unknown()
 
+#: Training FLOPs per token as a multiple of the forward FLOPs (forward + backward), the usual convention.
+TRAIN_FORWARD_MULTIPLE = 3
+
 #: The coordinates Definition ftip-00L9 asks for, with the units this library uses for them.
 STANDARD_UNITS: Mapping[str, str] = MappingProxyType({
     "train_flops": "FLOP",
@@ -50,6 +56,16 @@ STANDARD_UNITS: Mapping[str, str] = MappingProxyType({
     "energy": "J",
     "context_length": "token",
 })
+
+
+def training_flops(cfg: ModelConfig, tokens: int, context: int) -> float:
+    """Declared training compute of ``tokens`` tokens in windows of length ``context`` (ftip-00L9):
+    ``TRAIN_FORWARD_MULTIPLE x`` the forward matrix FLOPs per token of a causal prefill
+    (:func:`ftipbook.model.accounting.flops_per_token`) times ``tokens``. An accounting rule, not a
+    measurement: the kernels actually run may execute more."""
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        raise ValueError(f"tokens={tokens!r} must be an int >= 0")
+    return TRAIN_FORWARD_MULTIPLE * flops_per_token(cfg, context, "prefill") * tokens
 
 
 def _check_cost(name: str, value: object) -> float | Unknown:

@@ -113,3 +113,14 @@ def test_dominance_implies_no_larger_scalar_cost_for_any_weights(a1, a2, b1, b2,
     s = Scalarization({"train": w1, "memory": w2}, UNITS)
     if pareto_dominates(a, b) is True:
         assert s(a) <= s(b)
+
+
+def test_training_flops_is_three_forward_passes_per_token():
+    from ftipbook.compare.cost import training_flops
+    from ftipbook.model import ModelConfig, flops_per_token
+
+    cfg = ModelConfig(vocab_size=64, d_model=32, n_layers=2, n_heads=4, d_ff=64, max_seq_len=64)
+    assert training_flops(cfg, 1000, 64) == 3 * 1000 * flops_per_token(cfg, 64, "prefill")
+    assert training_flops(cfg, 0, 64) == 0
+    with pytest.raises(ValueError):
+        training_flops(cfg, -1, 64)
