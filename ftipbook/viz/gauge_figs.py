@@ -127,9 +127,9 @@ def draw_commuting_squares(gaps: Mapping[str, float], *, title: str | None = Non
     for name, gap in gaps.items():
         if not np.isfinite(gap) or gap < 0:
             raise ValueError(f"gap of {name!r} must be a finite number >= 0, got {gap!r}")
-    fig, axes = plt.subplots(1, len(gaps), figsize=(4.4 * len(gaps), 3.2), layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(1, len(gaps), figsize=(4.6 * len(gaps), 3.2), layout="constrained", squeeze=False)
     for ax, (name, gap) in zip(axes[0], gaps.items()):
-        draw_commuting_square(gap=float(gap), step=f"one {name} step", ax=ax, title=name)
+        draw_commuting_square(gap=float(gap), step=name, ax=ax, title=name)
     if title:
         fig.suptitle(title)
     return fig
