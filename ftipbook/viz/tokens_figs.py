@@ -311,8 +311,8 @@ def plot_stop_mass(eos_mass: Sequence[float], cap_mass: float, *, title: str | N
         ax.text(x, v, f"{v:.3f}", ha="center", va="bottom", fontsize=8, color=INK)
     ax.set_xticks(lengths)
     ax.set(xlabel="length of the stopped continuation", ylabel="probability")
-    ax.margins(y=0.15)
-    ax.legend(frameon=False, fontsize=9)
+    ax.set_ylim(0, 1.35 * max(float(masses.max()), cap_mass, 1e-12))
+    ax.legend(frameon=False, fontsize=9, loc="upper left")
     if title:
         ax.set_title(title, fontsize=10)
     return ax
