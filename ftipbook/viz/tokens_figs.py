@@ -19,7 +19,8 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch, Rectangle
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ftipbook.model.generate import StopReason
 from ftipbook.prob import PrefixTree
@@ -262,7 +263,8 @@ def draw_generations(rows: Sequence[Sequence[str]], reasons: Sequence[str], *, e
     each row's stop reason (``reasons[i]``, e.g. ``"eos"`` or ``"max_len"``) is written at its end.
     """
     if len(rows) != len(reasons) or not rows:
-        raise ValueError(f"need one stop reason per row and at least one row, got {len(rows)} rows, {len(reasons)} reasons")
+        raise ValueError(f"need one stop reason per row and at least one row, got {len(rows)} rows and "
+                         f"{len(reasons)} reasons")
     if not isinstance(cap, int) or cap < 1:
         raise ValueError(f"cap must be an int >= 1, got {cap!r}")
     for i, row in enumerate(rows):
@@ -293,7 +295,7 @@ def draw_generations(rows: Sequence[Sequence[str]], reasons: Sequence[str], *, e
 
 def plot_stop_mass(eos_mass: Sequence[float], cap_mass: float, *, title: str | None = None,
                    ax: Axes | None = None) -> Axes:
-    """Probability of stopping on ``eos`` at each length ``1..m`` beside the mass stopped by the cap at ``m`` (ftip-000I).
+    """Probability of stopping on ``eos`` at each length ``1..m``, beside the mass cut by the cap (ftip-000I).
 
     ``eos_mass[k]`` is the probability that generation stops with ``eos`` as token ``k + 1``;
     ``cap_mass`` is the probability of reaching the cap ``m = len(eos_mass)`` without ``eos``.
@@ -364,7 +366,8 @@ def draw_prefix_tree(
             if on_path and highlight_labels:
                 text = f"{vocab[token]}: {highlight_labels[len(node)]}={float(p):g}"
             ax.text(xm, ym + 0.12, text, ha="center", va="bottom", fontsize=8.5 if on_path else 7.5,
-                    color=ACCENT if on_path else INK, weight="bold" if on_path else "normal", zorder=3)
+                    color=ACCENT if on_path else INK, weight="bold" if on_path else "normal", zorder=3,
+                    bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 0.4})
     for node, y in ys.items():
         leaf = reasons.get(node)
         colour = ACCENT if node in path else INK
@@ -380,7 +383,7 @@ def draw_prefix_tree(
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
     ax.set_xlim(-0.6, tree.max_len + 0.3)
-    ax.legend(handles=[Patch(fc=INK, label="stopped by eos (square)"),
-                       Patch(fc="white", ec=INK, label="stopped by the length cap (open circle)")],
+    ax.legend(handles=[Line2D([], [], marker="s", color=INK, ls="", label="stopped by eos"),
+                       Line2D([], [], marker="o", mfc="white", mec=INK, ls="", label="stopped by the length cap")],
               loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False, fontsize=8.5)
     return ax

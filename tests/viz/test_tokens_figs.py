@@ -132,7 +132,8 @@ def test_draw_prefix_tree_highlights_the_path_and_marks_leaves():
     assert len(thick) == 2
     assert "b: p_1=0.25" in _texts(ax) and "EOS: p_2=0.25" in _texts(ax)
     squares = [c for c in ax.collections if c.get_paths() and len(c.get_offsets()) == 1]
-    assert len(squares) == 1 + 3 + 2 * 3 - 0  # every node is drawn once: root, 3 children, 6 grandchildren
+    assert len(squares) == 1 + 3 + 2 * 3  # every node is drawn once: root, 3 children, 6 grandchildren
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["stopped by eos", "stopped by the length cap"]
     with pytest.raises(ValueError, match="not a path"):
         tf.draw_prefix_tree(tree, lm.vocab, prompt="a", highlight=[2, 0])
     with pytest.raises(ValueError, match="labels"):
