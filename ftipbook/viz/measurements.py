@@ -58,7 +58,7 @@ def plot_scored_costs(
     unit = next(iter(series.values()))[0].cost_unit
     ax.set_xlabel(f"measured cost ({unit})")
     ax.set_ylabel("score")
-    ax.legend(frameon=False, fontsize=9)
+    ax.legend(frameon=False, fontsize=9, loc="lower right")
     if title:
         ax.set_title(title)
     return ax
