@@ -1,0 +1,137 @@
+"""Figures of the chapters on the pretraining objective, optimizer and artifact (ftip-001B … ftip-001L).
+
+* :func:`plot_document_mask`: a block-causal mask over a packed row, with the pairs it removes
+  from the causal mask marked (ftip-001D, its lost figure);
+* :func:`plot_token_losses`: per-position token losses of one packed row under several masks,
+  segments shaded (ftip-001B);
+* :func:`plot_running_ratio`: running estimates against the values they should approach
+  (ftip-001C);
+* :func:`plot_loss_grid`: token losses of a few records as a grid with record means and the
+  token average (ftip-001F, its lost figure);
+* :func:`plot_token_weights`: the weight each token receives under several normalizations
+  (ftip-006L);
+* :func:`plot_estimator_cloud`: enumerated minibatch gradients in a plane, their mean and the
+  full gradient (ftip-001G);
+* :func:`plot_paths`: parameter paths in a plane that share a point and split there (ftip-001H);
+* :func:`plot_run_spread`: one outcome of many runs, grouped by what was varied (ftip-001J);
+* :func:`draw_artifact_manifest`: the runtime part and the provenance part of an artifact
+  manifest, with undisclosed fields marked (ftip-001K, ftip-001L, its lost figure).
+
+Each helper draws on a given ``Axes`` (or makes a figure) and returns it. Nothing here computes
+what it draws: chapters compute with :mod:`ftipbook.data`, :mod:`ftipbook.optim`,
+:mod:`ftipbook.train` and :mod:`ftipbook.artifact` and pass the results in.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.patches import FancyBboxPatch, Rectangle
+
+from ftipbook.viz.attention import plot_mask
+from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
+
+#: Series colours, in order.
+PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
+#: Background fills of segments ``1, 2, ...`` (cycled) in :func:`plot_token_losses`.
+SEGMENT_FILLS = (FILL, "#fed7aa", "#d1fae5", "#ede9fe")
+#: Fill of a manifest field whose value the source does not disclose.
+UNDISCLOSED_FILL = "#f3f4f6"
+
+
+def _runs(labels: Sequence[str]) -> list[tuple[int, int, str]]:
+    """Maximal runs ``(start, stop, label)`` of equal consecutive labels."""
+    runs, start = [], 0
+    for i in range(1, len(labels) + 1):
+        if i == len(labels) or labels[i] != labels[start]:
+            runs.append((start, i, labels[start]))
+            start = i
+    return runs
+
+
+# --- masks and token losses -------------------------------------------------------------------
+def plot_document_mask(mask, docs: Sequence[str], *, removed=None, token_labels: Sequence[str] | None = None,
+                       ax: Axes | None = None, title: str | None = None) -> Axes:
+    """A block-causal mask over a packed row: ``0`` / ``−∞`` cells, one outlined block per document (ftip-001D).
+
+    ``docs[t]`` names the document of position ``t`` (consecutive equal names form one block);
+    ``removed`` (boolean, same shape) marks cells to hatch, e.g. the pairs a causal mask would
+    admit and the document mask removes. ``token_labels`` replace the position numbers on the
+    axes.
+    """
+    m = as_array(mask)
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise ValueError(f"plot_document_mask needs a square 2-D mask, got shape {m.shape}")
+    t = m.shape[0]
+    if len(docs) != t:
+        raise ValueError(f"docs names {len(docs)} positions, the mask has {t}")
+    if token_labels is not None and len(token_labels) != t:
+        raise ValueError(f"token_labels has {len(token_labels)} entries, the mask has {t} positions")
+    ax = plot_mask(m, ax=ax)
+    if removed is not None:
+        r = np.asarray(removed, dtype=bool)
+        if r.shape != m.shape:
+            raise ValueError(f"removed has shape {r.shape}, the mask has {m.shape}")
+        for i, j in zip(*np.nonzero(r)):
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor=ACCENT,
+                                   linewidth=0.0))
+        ax.add_patch(Rectangle((0, 0), 0, 0, fill=False, hatch="///", edgecolor=ACCENT, linewidth=0.0,
+                               label="cross-document pair\n(kept by the causal mask)"))
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
+    for start, stop, name in _runs(list(docs)):
+        ax.add_patch(Rectangle((start - 0.5, start - 0.5), stop - start, stop - start, fill=False, edgecolor=INK,
+                               linewidth=2.0))
+        ax.text(stop - 0.5 + 0.1, start - 0.5 + 0.1, name, ha="left", va="top", fontsize=11, color=ACCENT,
+                fontweight="bold")
+    if token_labels is not None:
+        ax.set_xticks(range(t), list(token_labels))
+        ax.set_yticks(range(t), list(token_labels))
+    if title:
+        ax.set_title(title, pad=28)
+    return ax
+
+
+def plot_token_losses(losses: Mapping[str, Sequence[float]], seg_ids: Sequence[int], *,
+                      predicted: Sequence[bool] | None = None, token_labels: Sequence[str] | None = None,
+                      ylabel: str = r"token loss $\ell_t$", ax: Axes | None = None, title: str | None = None) -> Axes:
+    """Per-position token losses of one packed row, one bar series per entry of ``losses`` (ftip-001B).
+
+    Positions are shaded by segment id (``0`` = padding, left white); positions where
+    ``predicted`` is false are marked with a grey ``×`` on the axis (their loss is zero by
+    definition). ``token_labels`` label the positions.
+    """
+    if not losses:
+        raise ValueError("plot_token_losses needs at least one series of losses")
+    seg = [int(s) for s in seg_ids]
+    t = len(seg)
+    if predicted is not None and len(predicted) != t:
+        raise ValueError(f"predicted has {len(predicted)} entries for {t} positions")
+    if token_labels is not None and len(token_labels) != t:
+        raise ValueError(f"token_labels has {len(token_labels)} entries for {t} positions")
+    ax = axes_or_new(ax, (min(0.32 * t + 2.5, 11.0), 3.4))
+    for start, stop, s in _runs(seg):
+        if s:
+            ax.axvspan(start - 0.5, stop - 0.5, color=SEGMENT_FILLS[(s - 1) % len(SEGMENT_FILLS)], alpha=0.6, lw=0)
+            ax.text((start + stop - 1) / 2, 1.0, f"segment {s}", transform=ax.get_xaxis_transform(), ha="center",
+                    va="bottom", fontsize=8, color=INK)
+    width = 0.8 / len(losses)
+    xs = np.arange(t)
+    for i, (label, values) in enumerate(losses.items()):
+        ys = as_array(values)
+        if ys.shape != (t,):
+            raise ValueError(f"series {label!r} has shape {ys.shape} for {t} positions")
+        ax.bar(xs + (i - (len(losses) - 1) / 2) * width, ys, width, color=PALETTE[i % len(PALETTE)], label=label,
+               alpha=0.9)
+    if predicted is not None:
+        skip = [j for j in range(t) if not predicted[j]]
+        ax.plot(skip, [0.0] * len(skip), linestyle="none", marker="x", color=MUTED, markersize=6,
+                label="not predicted ($m_t=0$)")
+    if token_labels is not None:
+        ax.set_xticks(xs, list(token_labels), fontsize=8)
+    ax.set_xlim(-0.6, t - 0.4)
+    ax.set_ylabel(ylabel)
+    ax.legend(frameon=False, fontsize=8, loc="upper left")
+    if title:
+        ax.set_title(title, pad=16)
+    return ax

@@ -1,0 +1,77 @@
+"""Figures of the pretraining-objective chapters (ftip-001B … ftip-001L) draw what they are given and refuse malformed input."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from ftipbook.viz import pretraining_figs as pf  # noqa: E402
+
+NEG = float("-inf")
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _texts(ax):
+    return [t.get_text() for t in ax.texts]
+
+
+def _block_mask():
+    docs = ["A", "A", "B"]
+    m = np.array([[0.0 if docs[i] == docs[j] and j <= i else NEG for j in range(3)] for i in range(3)])
+    return m, docs
+
+
+def test_plot_document_mask_outlines_one_block_per_document_and_hatches_removed_pairs():
+    m, docs = _block_mask()
+    removed = np.zeros((3, 3), dtype=bool)
+    removed[2, :2] = True
+    ax = pf.plot_document_mask(m, docs, removed=removed, token_labels=["a1", "a2", "b1"], title="t")
+    texts = _texts(ax)
+    assert texts.count("0") == 4 and texts.count("−∞") == 5
+    assert {"A", "B"} <= set(texts)
+    outlines = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_linewidth() == 2.0]
+    assert sorted((p.get_xy(), p.get_width()) for p in outlines) == [((-0.5, -0.5), 2), ((1.5, 1.5), 1)]
+    hatched = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch() == "///" and p.get_width() == 1]
+    assert sorted(p.get_xy() for p in hatched) == [(-0.5, 1.5), (0.5, 1.5)]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a1", "a2", "b1"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(mask=np.zeros((2, 3)), docs=["A", "A"]), "square"),
+    (dict(mask=np.zeros((2, 2)), docs=["A"]), "docs names 1"),
+    (dict(mask=np.zeros((2, 2)), docs=["A", "A"], removed=np.zeros((3, 3), dtype=bool)), "removed has shape"),
+    (dict(mask=np.zeros((2, 2)), docs=["A", "A"], token_labels=["x"]), "token_labels"),
+])
+def test_plot_document_mask_refuses_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pf.plot_document_mask(**kwargs)
+
+
+def test_plot_token_losses_draws_every_series_and_marks_unpredicted_positions():
+    ax = pf.plot_token_losses({"doc": [0.0, 1.0, 2.0, 0.0], "causal": [0.0, 1.0, 3.0, 0.0]}, [1, 1, 2, 0],
+                              predicted=[False, True, True, False], token_labels=list("wxyz"))
+    heights = sorted(round(p.get_height(), 6) for p in ax.patches if hasattr(p, "get_height") and p.get_width() < 0.5)
+    assert heights == [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 3.0]
+    marks = [line for line in ax.lines if line.get_marker() == "x"]
+    assert len(marks) == 1 and list(marks[0].get_xdata()) == [0, 3]
+    assert {"segment 1", "segment 2"} <= set(_texts(ax))
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["causal", "doc", "not predicted ($m_t=0$)"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(losses={}, seg_ids=[1]), "at least one"),
+    (dict(losses={"a": [1.0, 2.0]}, seg_ids=[1]), "series 'a'"),
+    (dict(losses={"a": [1.0]}, seg_ids=[1], predicted=[True, False]), "predicted has 2"),
+    (dict(losses={"a": [1.0]}, seg_ids=[1], token_labels=["x", "y"]), "token_labels has 2"),
+])
+def test_plot_token_losses_refuses_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pf.plot_token_losses(**kwargs)
