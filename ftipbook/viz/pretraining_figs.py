@@ -135,3 +135,34 @@ def plot_token_losses(losses: Mapping[str, Sequence[float]], seg_ids: Sequence[i
     if title:
         ax.set_title(title, pad=16)
     return ax
+
+
+# --- estimates and token grids -----------------------------------------------------------------
+def plot_running_ratio(n: Sequence[int], series: Mapping[str, Sequence[float]], targets: Mapping[str, float], *,
+                       xlabel: str = "records drawn $N$", ylabel: str = "estimate", ax: Axes | None = None,
+                       title: str | None = None) -> Axes:
+    """Running estimates against the number of draws (log axis), each with its limit as a dashed line (ftip-001C).
+
+    ``series`` and ``targets`` are paired by position: the ``i``-th target is drawn in the
+    colour of the ``i``-th series, so an estimate and the value it should approach match.
+    """
+    xs = as_array(n)
+    if xs.ndim != 1 or not len(xs) or (xs <= 0).any():
+        raise ValueError(f"n must be a non-empty 1-D sequence of positive counts, got shape {xs.shape}")
+    if not series or len(targets) != len(series):
+        raise ValueError(f"give one target per series: {len(series)} series, {len(targets)} targets")
+    ax = axes_or_new(ax, (6.0, 3.4))
+    for i, ((label, values), (target_label, target)) in enumerate(zip(series.items(), targets.items())):
+        ys = as_array(values)
+        if ys.shape != xs.shape:
+            raise ValueError(f"series {label!r} has shape {ys.shape}, n has {xs.shape}")
+        colour = PALETTE[i % len(PALETTE)]
+        ax.plot(xs, ys, color=colour, linewidth=1.4, label=label)
+        ax.axhline(float(target), color=colour, linestyle="--", linewidth=1.1, label=target_label)
+    ax.set_xscale("log")
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax

@@ -75,3 +75,20 @@ def test_plot_token_losses_draws_every_series_and_marks_unpredicted_positions():
 def test_plot_token_losses_refuses_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         pf.plot_token_losses(**kwargs)
+
+
+def test_plot_running_ratio_pairs_each_series_with_its_target_colour():
+    ax = pf.plot_running_ratio([1, 2, 4], {"a": [1.0, 0.8, 0.9], "b": [2.0, 1.5, 1.6]}, {"A": 0.85, "B": 1.55})
+    lines = {line.get_label(): line for line in ax.lines}
+    assert lines["a"].get_color() == lines["A"].get_color() != lines["b"].get_color() == lines["B"].get_color()
+    assert list(lines["B"].get_ydata()) == [1.55, 1.55] and ax.get_xscale() == "log"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n=[0, 1], series={"a": [1.0, 1.0]}, targets={"A": 1.0}), "positive counts"),
+    (dict(n=[1, 2], series={"a": [1.0, 1.0]}, targets={}), "one target per series"),
+    (dict(n=[1, 2], series={"a": [1.0]}, targets={"A": 1.0}), "series 'a'"),
+])
+def test_plot_running_ratio_refuses_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pf.plot_running_ratio(**kwargs)
