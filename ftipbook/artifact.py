@@ -114,7 +114,7 @@ class Provenance:
 
 
 def versions() -> dict[str, str]:
-    """Versions of ftipbook, torch and Python (for :attr:`Provenance.versions`)."""
+    """Versions of ftipbook, torch and Python (for ``Provenance.versions``)."""
     import platform
 
     from ftipbook import __version__

@@ -130,8 +130,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     print(json.dumps(report))
 
 
-def parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``ftipbook`` command."""
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ftipbook", description="Train, sample from and evaluate ftipbook decoders.")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -198,7 +197,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for a bad argument or input)."""
-    p = parser()
+    p = _parser()
     args = p.parse_args(argv)
     try:
         args.run(args)

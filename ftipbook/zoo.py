@@ -1,7 +1,7 @@
 """The checkpoint zoo: the small trained models that later chapters load instead of training.
 
 Every model is a base-model artifact (:mod:`ftipbook.artifact`, ftip-001K) built by one
-deterministic script, ``python scripts/build_zoo.py``, from the specifications in :data:`RUNS`
+deterministic script, ``python scripts/build_zoo.py``, from the specifications in :data:`~ftipbook.zoo.RUNS`
 and committed under ``ftipbook/_zoo/<name>/``. ``_zoo/MANIFEST.json`` records, for every entry,
 the SHA-256 of its files, its runtime hash, configuration, seeds, training configuration, the
 per-step training losses and the evaluations made when it was saved. :func:`load` verifies the
@@ -69,11 +69,11 @@ SEQ_LEN = 64
 VALID_DOCS, VALID_BATCHES = 800, 8
 #: Seeds of the document draws (data content; the order of use is ``RunRandomness.data_order``).
 CORPUS_SEED, VALID_SEED, SFT_SEED = 1, 2, 3
-#: Fine-tuning corpora: this many documents each.
+#: The size of each fine-tuning corpus, in documents.
 SFT_DOCS = 20_000
 MODADD_MODULUS, MODADD_TRAIN_FRACTION = 23, 0.8
 
-#: Protected evaluation collections: ``name -> (source, items, seed)``; built by :func:`benchmark`.
+#: The protected evaluation collections, ``name -> (source, items, seed)``; built by :func:`benchmark`.
 BENCHMARKS: dict[str, tuple[Callable[[], object], int, int]] = {
     "add2-eval": (lambda: ArithmeticSource(digits=2), 500, 11),
     "add3-heldout": (lambda: ArithmeticSource(digits=3), 500, 12),
@@ -176,6 +176,7 @@ _COMMON = TrainConfig(steps=400, batch_size=8, seq_len=SEQ_LEN, optimizer="adamw
 _LOOPED = dataclasses.replace(_COMMON, batch_size=16)
 _MLA = dict(d_model=64, n_layers=4, n_heads=4, d_ff=176, max_seq_len=SEQ_LEN, pos="none", kv_lora_rank=32)
 
+#: The runs of the zoo, in build order (parents first).
 RUNS: tuple[ZooRun, ...] = (
     ZooRun("base-mha", "pretrain", _BASE, _PRETRAIN, RunRandomness.from_seed(0),
            description="2-layer MHA base model pretrained on the toy mixture (Muon hidden matrices, AdamW rest)"),

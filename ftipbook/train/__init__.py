@@ -12,13 +12,13 @@ from ftipbook.train.checkpoint import restore_training_checkpoint, save_training
 from ftipbook.train.config import RunRandomness, TrainConfig
 from ftipbook.train.data import DIGIT_PATTERN, batch_stream, fixed_batches, train_tokenizer
 from ftipbook.train.distributed import DistContext, all_reduce_sum, context, init_from_env
-from ftipbook.train.loop import Trainer, TrainRun, autocast_context, evaluate
+from ftipbook.train.loop import Trainer, TrainRun, evaluate
 from ftipbook.train.optimizers import build_optimizer, build_schedule, decay_groups
 
 __all__ = [
     "TrainConfig", "RunRandomness",
     "build_optimizer", "build_schedule", "decay_groups",
-    "Trainer", "TrainRun", "evaluate", "autocast_context",
+    "Trainer", "TrainRun", "evaluate",
     "DistContext", "context", "init_from_env", "all_reduce_sum",
     "answer_hits", "answer_accuracy",
     "DIGIT_PATTERN", "train_tokenizer", "batch_stream", "fixed_batches",

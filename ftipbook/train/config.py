@@ -76,10 +76,10 @@ class RunRandomness:
 class TrainConfig:
     """Hyperparameters, precision, logging and the stopping step of a training run (ftip-001I).
 
-    The loop (:class:`ftipbook.train.Trainer`) reads ``steps``, ``grad_clip``, ``precision``,
-    ``eval_every``, ``checkpoint_every`` and ``progress``; :func:`ftipbook.train.build_optimizer`
-    and :func:`ftipbook.train.build_schedule` read the optimizer and schedule fields;
-    ``batch_size`` and ``seq_len`` size the batches of :func:`ftipbook.train.batch_stream`.
+    The loop (:class:`~ftipbook.train.loop.Trainer`) reads ``steps``, ``grad_clip``, ``precision``,
+    ``eval_every``, ``checkpoint_every`` and ``progress``; :func:`~ftipbook.train.optimizers.build_optimizer`
+    and :func:`~ftipbook.train.optimizers.build_schedule` read the optimizer and schedule fields;
+    ``batch_size`` and ``seq_len`` size the batches of :func:`~ftipbook.train.data.batch_stream`.
     Frozen; derive variants with ``dataclasses.replace``, which validates again.
     """
 

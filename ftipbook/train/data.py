@@ -15,14 +15,15 @@ from ftipbook.data.windows import BatchIterator, PackedBatch, tokenize_documents
 from ftipbook.tokenizer import DEFAULT_SPECIALS, ByteLevelBPE
 from ftipbook.train.config import RunRandomness, TrainConfig
 
-#: Pre-tokenization of the book's trained models: as :data:`ftipbook.tokenizer.PRETOKENIZE_PATTERN`
-#: except that every decimal digit is its own chunk (`` ?\d`` instead of `` ?\d+``), so no merge
-#: spans two digits and numbers are read digit by digit, as in LLaMA's tokenizer.
+#: The pre-tokenization rule of the book's trained models. It is
+#: :data:`ftipbook.tokenizer.PRETOKENIZE_PATTERN` except that every decimal digit is its own
+#: chunk (`` ?\d`` instead of `` ?\d+``), so no merge spans two digits and numbers are read
+#: digit by digit, as in LLaMA's tokenizer.
 DIGIT_PATTERN = r" ?[^\W\d_]+| ?\d| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+"
 
 
 def train_tokenizer(documents: Sequence[Document], vocab_size: int = 512) -> ByteLevelBPE:
-    """A byte-level BPE with :data:`DIGIT_PATTERN`, trained on ``documents`` up to ``vocab_size`` ids.
+    """A byte-level BPE with :data:`~ftipbook.train.data.DIGIT_PATTERN`, trained on ``documents`` up to ``vocab_size`` ids.
 
     The vocabulary holds 256 bytes, the merges and the default control tokens; training stops
     early (a smaller vocabulary) when no pair occurs twice.

@@ -64,12 +64,12 @@ def _local(batch: PackedBatch, ctx: DistContext, device: torch.device) -> Packed
 
 def _nll_sum(model: nn.Module, batch: PackedBatch, precision: str, device: torch.device) -> torch.Tensor:
     """Summed masked token NLL (ftip-001B) of ``model`` on ``batch``, under the declared precision."""
-    with autocast_context(precision, device):
+    with _autocast(precision, device):
         logits = model(batch.tokens, seg_ids=batch.seg_ids)
     return masked_token_nll(logits, batch).sum()
 
 
-def autocast_context(precision: str, device: torch.device) -> contextlib.AbstractContextManager:
+def _autocast(precision: str, device: torch.device) -> contextlib.AbstractContextManager:
     """bf16 autocast on CUDA for ``"bf16"`` and ``"auto"``; fp32 (no autocast) otherwise.
 
     ``"bf16"`` off CUDA raises ``ValueError``: CPU training stays in float32.
@@ -119,7 +119,7 @@ class Trainer:
     ``batches``: an iterator of global batches (``PackedBatch`` fields ``tokens``, ``targets``,
     ``loss_mask``, ``seg_ids``); to checkpoint it must also offer ``state_dict()`` (JSON-ready)
     and ``load_state_dict()``. ``schedule``: ``step -> multiplier`` (default:
-    :func:`~ftipbook.train.schedules.build_schedule` of ``cfg``); each group's base learning rate
+    :func:`~ftipbook.train.optimizers.build_schedule` of ``cfg``); each group's base learning rate
     is its ``lr`` when the trainer is made. ``eval_batches``: a fixed sequence evaluated every
     ``cfg.eval_every`` steps and at the end. With a process group (``torchrun``), the model is
     wrapped in ``DistributedDataParallel`` and each rank trains on its rows of every global batch.
