@@ -96,19 +96,22 @@ def plot_hitting_times(curves: Mapping[str, tuple[Sequence[float], Sequence[floa
     return ax
 
 
-def plot_log_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, xlabel: str, ylabel: str,
-                    level: float | None = None, level_label: str | None = None, ax: Axes | None = None,
-                    title: str | None = None) -> Axes:
-    """Positive quantities against a step or time axis on a log scale, one line per label (ftip-00BQ, 00BR).
+def plot_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, xlabel: str, ylabel: str,
+                log: bool = True, level: float | None = None, level_label: str | None = None, ax: Axes | None = None,
+                title: str | None = None) -> Axes:
+    """Quantities against a step or time axis, one line per label (ftip-00BQ, 00BR, 00BY).
 
-    Exact zeros are drawn at :data:`LOG_FLOOR`. ``level`` draws a declared threshold.
+    With ``log`` (the default) the y axis is logarithmic, negative values are refused and exact
+    zeros are drawn at :data:`LOG_FLOOR`. ``level`` draws a declared threshold or reference value.
     """
     data = _pairs(curves)
     ax = axes_or_new(ax, (6.4, 3.6))
     for i, (name, (x, y)) in enumerate(data.items()):
-        if (y < 0).any():
+        if log and (y < 0).any():
             raise ValueError(f"curve {name!r} has negative values; a log axis needs values >= 0")
-        ax.semilogy(x, np.maximum(y, LOG_FLOOR), label=name, linewidth=1.5, **_style(i))
+        ax.plot(x, np.maximum(y, LOG_FLOOR) if log else y, label=name, linewidth=1.5, **_style(i))
+    if log:
+        ax.set_yscale("log")
     if level is not None:
         ax.axhline(level, color=MUTED, linewidth=1, linestyle=":")
         if level_label:
@@ -178,5 +181,5 @@ def plot_step_size_deviation(step_sizes: Sequence[float], deviations: Sequence[f
     return ax
 
 
-__all__ = ["LOG_FLOOR", "plot_clocks", "plot_hitting_times", "plot_log_curves", "plot_logit_gauge",
+__all__ = ["LOG_FLOOR", "plot_clocks", "plot_hitting_times", "plot_curves", "plot_logit_gauge",
            "plot_step_size_deviation"]

@@ -48,15 +48,20 @@ def test_hitting_times_mark_hits_and_say_never():
         ff.plot_hitting_times(curves, level=0.0, hits={"a=1": 1.0, "a=e^t": None})
 
 
-def test_log_curves_floor_zeros_and_refuse_negatives():
-    ax = ff.plot_log_curves({"gd": ([0, 1, 2], [1.0, 0.0, 1e-3])}, xlabel="step", ylabel="err", level=0.1,
-                            level_label="threshold")
+def test_curves_floor_zeros_on_a_log_axis_and_refuse_negatives():
+    ax = ff.plot_curves({"gd": ([0, 1, 2], [1.0, 0.0, 1e-3])}, xlabel="step", ylabel="err", level=0.1,
+                        level_label="threshold")
     assert _labels(ax) == ["gd"] and np.allclose(ax.lines[0].get_ydata(), [1.0, ff.LOG_FLOOR, 1e-3])
     assert ax.get_yscale() == "log" and any(t.get_text() == "threshold" for t in ax.texts)
     with pytest.raises(ValueError, match="negative values"):
-        ff.plot_log_curves({"x": ([0, 1], [1.0, -1.0])}, xlabel="s", ylabel="y")
+        ff.plot_curves({"x": ([0, 1], [1.0, -1.0])}, xlabel="s", ylabel="y")
     with pytest.raises(ValueError, match="curves is empty"):
-        ff.plot_log_curves({}, xlabel="s", ylabel="y")
+        ff.plot_curves({}, xlabel="s", ylabel="y")
+
+
+def test_curves_on_a_linear_axis_keep_zeros_and_negatives():
+    ax = ff.plot_curves({"drift": ([0, 10, 20], [0.0, -0.2, 0.5])}, xlabel="step", ylabel="d", log=False)
+    assert ax.get_yscale() == "linear" and np.allclose(ax.lines[0].get_ydata(), [0.0, -0.2, 0.5])
 
 
 def test_logit_gauge_shares_one_colour_scale():
