@@ -1,11 +1,19 @@
 """Training-step throughput of DecoderLM vs transformers' LlamaForCausalLM (same config and weights).
 
-Run:  python benchmarks/bench_train_step.py [--batch 8] [--seq 256] [--device cpu] [--dtype float32]
+Run:  python benchmarks/bench_train_step.py [--preset small] [--batch 8] [--seq 256] [--compile]
 
-One step = forward, next-token cross-entropy, backward, AdamW update. Both models come from one
-random Llama checkpoint (``DecoderLM`` loaded through ``ftipbook.model.hf``) and are timed in the
-same process, one step of each in turn, on the same batch; the table reports the median step
-time, tokens/s and the ratio.
+One step = forward, next-token cross-entropy, backward, AdamW update, on the same batch. Every
+model comes from one random Llama checkpoint (``DecoderLM`` loaded through ``ftipbook.model.hf``)
+and all are timed in the same process, one step of each in turn. Two loss paths are measured,
+each against transformers on the same path:
+
+* ``own loss``: each library's training API, ``LlamaForCausalLM(x, labels=..., shift_labels=y).loss``
+  and ``DecoderLM.loss(x, y)`` (the headline row);
+* ``logits + F.cross_entropy``: both return full logits and the script computes the loss.
+
+``--compile`` adds the own-loss path under ``torch.compile`` for both models (opt-in; compile
+time is excluded by the warm-up rounds). The table reports the median step time, tokens/s and
+the ratio to transformers on the same path.
 """
 from __future__ import annotations
 
@@ -15,14 +23,19 @@ import torch
 from _bench import PRESETS, add_runtime_args, apply_runtime, interleaved_seconds, llama_twins, print_table
 from torch.nn import functional as F
 
+from ftipbook.model import compile_model
 
-def train_step(forward, optimizer, tokens):
-    logits = forward(tokens[:, :-1])
-    loss = F.cross_entropy(logits.flatten(0, 1).float(), tokens[:, 1:].flatten())
+
+def step(loss_fn, optimizer, x, y):
+    loss = loss_fn(x, y)
     loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return loss
+
+
+def logits_loss(forward):
+    return lambda x, y: F.cross_entropy(forward(x).flatten(0, 1).float(), y.flatten())
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -30,26 +43,38 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--preset", choices=sorted(PRESETS), default="small")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--seq", type=int, default=256)
+    parser.add_argument("--compile", action="store_true", help="also time both models under torch.compile")
     add_runtime_args(parser)
     args = parser.parse_args(argv)
     device, dtype = apply_runtime(args)
     config = PRESETS[args.preset]
-    hf, ours = llama_twins(config, device, dtype)
     tokens = torch.randint(0, config["vocab_size"], (args.batch, args.seq + 1), device=device)
-    runs = {
-        "transformers LlamaForCausalLM": (lambda x: hf(x).logits, hf),
-        "ftipbook DecoderLM": (ours, ours),
-    }
+    x, y = tokens[:, :-1], tokens[:, 1:].contiguous()
+
+    paths = ["own loss", "logits + F.cross_entropy"] + (["own loss, torch.compile"] if args.compile else [])
+    losses = {}  # (path, library) -> (loss function, module)
+    for path in paths:
+        hf, ours = llama_twins(config, device, dtype)  # fresh twins per path: the steps update the weights
+        if path.startswith("own loss"):
+            hf_loss = lambda x, y, m=hf: m(x, labels=x, shift_labels=y).loss  # noqa: E731
+            ours_loss = ours.loss
+        else:
+            hf_loss, ours_loss = logits_loss(lambda x, m=hf: m(x).logits), logits_loss(ours)
+        if path.endswith("torch.compile"):
+            hf.compile()  # in place, as for ours: both modules keep their loss APIs
+            ours_loss = compile_model(ours).loss
+        losses[path, "transformers"] = (hf_loss, hf)
+        losses[path, "ftipbook"] = (ours_loss, ours)
     steps = {}
-    for name, (forward, module) in runs.items():
+    for key, (loss_fn, module) in losses.items():
         opt = torch.optim.AdamW(module.parameters(), lr=1e-4)
-        steps[name] = lambda f=forward, o=opt: train_step(f, o, tokens)
-    seconds = interleaved_seconds(steps, device, args.repeats)
-    base = seconds["transformers LlamaForCausalLM"]
+        steps[key] = lambda f=loss_fn, o=opt: step(f, o, x, y)
+    seconds = interleaved_seconds(steps, device, args.repeats, warmup=3 if args.compile else 2)
     n_tokens = args.batch * args.seq
-    print(f"train step, preset {args.preset}, B={args.batch} T={args.seq}, {device} {args.dtype}, threads={torch.get_num_threads()}")
-    print_table(["model", "s/step", "tokens/s", "speed vs transformers"],
-                [[name, s, n_tokens / s, base / s] for name, s in seconds.items()])
+    print(f"train step, preset {args.preset}, B={args.batch} T={args.seq}, {device} {args.dtype}, "
+          f"threads={torch.get_num_threads()}, median of {args.repeats}")
+    print_table(["loss path", "library", "s/step", "tokens/s", "speed vs transformers"],
+                [[path, lib, s, n_tokens / s, seconds[path, "transformers"] / s] for (path, lib), s in seconds.items()])
 
 
 if __name__ == "__main__":

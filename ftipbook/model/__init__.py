@@ -42,7 +42,8 @@ from ftipbook.model.positional import (
     alibi_slopes,
     apply_rotary,
 )
-from ftipbook.model.transformer import DecoderLM, build_model
+from ftipbook.model.loss import linear_cross_entropy
+from ftipbook.model.transformer import DecoderLM, build_model, compile_model
 
 __all__ = [
     "ModelConfig", "parse_pattern",
@@ -53,7 +54,7 @@ __all__ = [
     "FeedForward", "TopKRouter", "Routing", "MoEFeedForward", "top_k_experts", "load_balancing_loss",
     "LayerNorm", "RMSNorm", "Residual", "Placement",
     "KVCache", "HybridCache",
-    "DecoderBlock", "mixer_class", "DecoderLM", "build_model",
+    "DecoderBlock", "mixer_class", "DecoderLM", "build_model", "compile_model", "linear_cross_entropy",
     "generate", "stream_generate", "Generation", "StopReason", "sampling_law",
     "sequence_logprob", "continuation_logprobs",
     "param_count", "active_param_count", "measured_param_count", "flops_per_token", "cache_bytes",

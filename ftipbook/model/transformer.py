@@ -11,6 +11,7 @@ from ftipbook.model.block import DecoderBlock
 from ftipbook.model.cache import HybridCache
 from ftipbook.model.config import MIXERS, ModelConfig
 from ftipbook.model.ffn import MoEFeedForward
+from ftipbook.model.loss import linear_cross_entropy
 from ftipbook.model.masks import segment_positions
 from ftipbook.model.norm import make_norm
 from ftipbook.model.positional import LearnedPositions, TokenEmbedding, embedding_positions
@@ -29,10 +30,12 @@ def as_tokens(tokens: torch.Tensor | Sequence[int], device: torch.device | None 
 class DecoderLM(nn.Module):
     """Decoder-only Transformer LM (ftip-0012): ids -> embedding -> r passes through the blocks -> norm -> logits.
 
-    ``forward(tokens [B, T], *, seg_ids=None, cache=None, positions=None) -> logits [B, T, V]``:
+    ``forward(tokens [B, T], *, seg_ids=None, cache=None, positions=None, last_only=False) -> logits [B, T, V]``:
     ``z_t = W_U h_t + b_U``. ``seg_ids`` packs documents in a row (block-causal mask, positions
     restarting per document); ``cache`` (from :meth:`new_cache`) makes the call continue the
-    sequence it holds; ``positions`` overrides the default absolute positions. With
+    sequence it holds; ``positions`` overrides the default absolute positions; ``last_only``
+    unembeds the last position only (logits ``[B, 1, V]``, what decoding needs). :meth:`loss` is
+    the training loss without full logits. With
     ``cfg.n_loops = r`` the stack of ``n_layers`` blocks is applied ``r`` times with shared
     weights (depth reuse); each application keeps its own layer cache.
     """
@@ -94,11 +97,56 @@ class DecoderLM(nn.Module):
         seg_ids: torch.Tensor | None = None,
         cache: HybridCache | None = None,
         positions: torch.Tensor | None = None,
+        last_only: bool = False,
     ) -> torch.Tensor:
+        h = self.hidden_states(tokens, seg_ids=seg_ids, cache=cache, positions=positions)
+        return self.unembed(h[:, -1:] if last_only else h)
+
+    def hidden_states(
+        self,
+        tokens: torch.Tensor,
+        *,
+        seg_ids: torch.Tensor | None = None,
+        cache: HybridCache | None = None,
+        positions: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The states ``h_t [B, T, d]`` the unembedding reads (after the final norm), inputs checked."""
+        self.check_inputs(tokens, seg_ids, cache)
+        return self._hidden(tokens, seg_ids, cache, positions)
+
+    def loss(
+        self,
+        tokens: torch.Tensor,
+        targets: torch.Tensor,
+        *,
+        seg_ids: torch.Tensor | None = None,
+        positions: torch.Tensor | None = None,
+        ignore_index: int = -100,
+    ) -> torch.Tensor:
+        """Mean next-token cross-entropy ``-mean_t log pi_theta(targets_t | tokens_<=t)`` (ftip-0012).
+
+        Equals ``F.cross_entropy(self(tokens).flatten(0, 1), targets.flatten(), ignore_index=...)``
+        with the same gradients, but never holds the ``[B, T, |V|]`` logits: the unembedding and the
+        loss run chunk by chunk (:func:`ftipbook.model.loss.linear_cross_entropy`). ``targets`` has
+        the shape of ``tokens``; entries equal to ``ignore_index`` are left out of the mean. A MoE
+        load-balancing loss is not included: add :meth:`moe_aux_loss` to it.
+        """
+        if not isinstance(targets, torch.Tensor) or targets.shape != tokens.shape:
+            raise ValueError(
+                f"targets must be a tensor with the shape of tokens {tuple(tokens.shape)}, "
+                f"got {tuple(targets.shape) if isinstance(targets, torch.Tensor) else type(targets).__name__}"
+            )
+        h = self.hidden_states(tokens, seg_ids=seg_ids, positions=positions)
+        return linear_cross_entropy(h.flatten(0, 1), self.unembed.weight, targets.flatten(), self.unembed.bias,
+                                    ignore_index=ignore_index)
+
+    def check_inputs(
+        self, tokens: torch.Tensor, seg_ids: torch.Tensor | None = None, cache: HybridCache | None = None
+    ) -> None:
+        """Refuse a bad ``forward`` call: token shape, dtype and ids, ``seg_ids`` shape, a cache that does not fit."""
         if tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(f"tokens must be a LongTensor [B, T], got {tokens.dtype} of shape {tuple(tokens.shape)}")
         self.check_tokens(tokens)
-        b, t = tokens.shape
         if seg_ids is not None:
             if seg_ids.shape != tokens.shape:
                 raise ValueError(f"seg_ids shape {tuple(seg_ids.shape)} must equal tokens shape {tuple(tokens.shape)}")
@@ -107,6 +155,16 @@ class DecoderLM(nn.Module):
         applications = self.cfg.n_layers * self.cfg.n_loops
         if cache is not None and len(cache) != applications:
             raise ValueError(f"cache has {len(cache)} layer caches, this model applies {applications} layers")
+
+    def _hidden(
+        self,
+        tokens: torch.Tensor,
+        seg_ids: torch.Tensor | None,
+        cache: HybridCache | None,
+        positions: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """The body of :meth:`hidden_states` on inputs already checked (generation calls it per step)."""
+        b, t = tokens.shape
         if positions is None:
             if seg_ids is not None:
                 positions = segment_positions(seg_ids)
@@ -114,12 +172,12 @@ class DecoderLM(nn.Module):
                 past = 0 if cache is None else cache.length
                 positions = torch.arange(past, past + t, device=tokens.device).expand(b, t)
         x = self.positions(self.embed(tokens), positions)
-        for i in range(applications):
+        for i in range(self.cfg.n_layers * self.cfg.n_loops):
             block = self.blocks[i % self.cfg.n_layers]
             x = block(x, positions=positions, seg_ids=seg_ids, cache=None if cache is None else cache[i])
         if cache is not None:
             cache.advance(t)
-        return self.unembed(self.norm(x))
+        return self.norm(x)
 
     # ------------------------------------------------------------------------------------------
     @torch.no_grad()
@@ -185,3 +243,19 @@ def build_model(
         torch.manual_seed(seed)
         model = DecoderLM(cfg)
     return model.to(device=device, dtype=dtype)
+
+
+def compile_model(model: DecoderLM, **options) -> DecoderLM:
+    """Compile every decoder block of ``model`` in place with ``torch.compile(**options)``; return ``model``.
+
+    Opt-in and never required: the eager model is the reference. Compiling the blocks (not the
+    whole model) keeps parameter names, hooks on other modules, :meth:`DecoderLM.loss` and the
+    caches working unchanged, and lets the compiler fuse the elementwise work inside each layer
+    (norms, RoPE, SwiGLU, residual additions) into a few kernels. The first calls at each new
+    shape pay the compilation; on CPU, TorchInductor needs a C++ compiler.
+    """
+    if not isinstance(model, DecoderLM):
+        raise TypeError(f"compile_model takes a DecoderLM, got {type(model).__name__}")
+    for block in model.blocks:
+        block.compile(**options)
+    return model
