@@ -166,3 +166,36 @@ def plot_running_ratio(n: Sequence[int], series: Mapping[str, Sequence[float]], 
     if title:
         ax.set_title(title)
     return ax
+
+
+def plot_token_weights(records: Sequence[str], weights: Mapping[str, Sequence[float]], *, fmt: str = "{:.3g}",
+                       ylabel: str = "weight of one predicted token", logy: bool = True, ax: Axes | None = None,
+                       title: str | None = None) -> Axes:
+    """Grouped bars: the weight one predicted token of each record carries under each normalization (ftip-006L).
+
+    ``weights[name][i]`` is that weight for record ``records[i]``; bars are annotated with
+    ``fmt``. A log axis (default) keeps weights of different scales readable.
+    """
+    if not records or not weights:
+        raise ValueError("plot_token_weights needs at least one record and one normalization")
+    ax = axes_or_new(ax, (min(1.5 * len(records) + 2.5, 9.5), 3.6))
+    width = 0.8 / len(weights)
+    centres = np.arange(len(records))
+    for i, (label, values) in enumerate(weights.items()):
+        ys = as_array(values)
+        if ys.shape != (len(records),):
+            raise ValueError(f"normalization {label!r} has {ys.shape} weights for {len(records)} records")
+        if logy and (ys <= 0).any():
+            raise ValueError(f"normalization {label!r} has a non-positive weight; use logy=False")
+        bars = ax.bar(centres + (i - (len(weights) - 1) / 2) * width, ys, width, label=label,
+                      color=PALETTE[i % len(PALETTE)], alpha=0.85)
+        ax.bar_label(bars, labels=[fmt.format(y) for y in ys], fontsize=7, padding=1)
+    ax.set_xticks(centres, list(records))
+    if logy:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.margins(y=0.2)
+    ax.legend(frameon=False, fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax

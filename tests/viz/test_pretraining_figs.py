@@ -92,3 +92,21 @@ def test_plot_running_ratio_pairs_each_series_with_its_target_colour():
 def test_plot_running_ratio_refuses_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         pf.plot_running_ratio(**kwargs)
+
+
+def test_plot_token_weights_groups_bars_by_record_and_labels_them():
+    ax = pf.plot_token_weights(["r1", "r2"], {"token": [0.25, 0.25], "record": [0.5, 0.125]}, fmt="{:.3f}")
+    heights = sorted(round(p.get_height(), 6) for p in ax.patches)
+    assert heights == [0.125, 0.25, 0.25, 0.5]
+    assert {"0.125", "0.250", "0.500"} <= set(_texts(ax))
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["r1", "r2"] and ax.get_yscale() == "log"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(records=[], weights={"a": []}), "at least one"),
+    (dict(records=["r"], weights={"a": [1.0, 2.0]}), "normalization 'a' has"),
+    (dict(records=["r"], weights={"a": [0.0]}), "non-positive"),
+])
+def test_plot_token_weights_refuses_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pf.plot_token_weights(**kwargs)
