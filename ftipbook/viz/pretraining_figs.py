@@ -199,3 +199,46 @@ def plot_token_weights(records: Sequence[str], weights: Mapping[str, Sequence[fl
     if title:
         ax.set_title(title)
     return ax
+
+
+#: Marker shapes of :func:`plot_estimator_cloud`'s marks after the first (the first is a ring), in order.
+MARKS = ("X", "P", "D", "s")
+#: Colours of those marks, in order.
+MARK_COLOURS = (ACCENT, INK, "#7c3aed")
+
+
+def plot_estimator_cloud(points: Mapping[str, Sequence[Sequence[float]]], marks: Mapping[str, Sequence[float]], *,
+                         xlabel: str = "along the full gradient", ylabel: str = "orthogonal direction",
+                         ax: Axes | None = None, title: str | None = None) -> Axes:
+    """Estimates as small points and reference vectors as large marks in one plane (ftip-001G).
+
+    ``points[label]`` is an ``(n, 2)`` array (e.g. every minibatch gradient of an enumeration,
+    in two chosen coordinates); ``marks[label]`` one point. The first mark (the target, e.g. the
+    full gradient) is drawn as a large ring, so that a later mark on the same spot (a mean that
+    hits it) stays visible inside it; the others get filled shapes.
+    """
+    if not points and not marks:
+        raise ValueError("nothing to draw: pass points or marks")
+    ax = axes_or_new(ax, (4.6, 3.8))
+    for i, (label, xy) in enumerate(points.items()):
+        a = as_array(xy)
+        if a.ndim != 2 or a.shape[1] != 2:
+            raise ValueError(f"points {label!r} must be an (n, 2) array, got shape {a.shape}")
+        ax.scatter(a[:, 0], a[:, 1], s=30, color=PALETTE[(i + 2) % len(PALETTE)], alpha=0.75, label=label, zorder=2)
+    for i, (label, xy) in enumerate(marks.items()):
+        p = as_array(xy)
+        if p.shape != (2,):
+            raise ValueError(f"mark {label!r} must be 2 numbers, got shape {p.shape}")
+        if i == 0:
+            ax.scatter([p[0]], [p[1]], s=320, marker="o", facecolor="none", edgecolor=INK, linewidth=2.0,
+                       label=label, zorder=3)
+        else:
+            ax.scatter([p[0]], [p[1]], s=80, marker=MARKS[(i - 1) % len(MARKS)], color=MARK_COLOURS[(i - 1) % len(MARK_COLOURS)],
+                       edgecolor="white", linewidth=0.8, label=label, zorder=4)
+    ax.axhline(0, color=MUTED, linewidth=0.6)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax

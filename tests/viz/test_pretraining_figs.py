@@ -110,3 +110,23 @@ def test_plot_token_weights_groups_bars_by_record_and_labels_them():
 def test_plot_token_weights_refuses_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         pf.plot_token_weights(**kwargs)
+
+
+def test_plot_estimator_cloud_draws_points_and_a_ring_for_the_first_mark():
+    ax = pf.plot_estimator_cloud({"g": [[1.0, 0.5], [2.0, -0.5]]}, {"target": [1.5, 0.0], "mean": [1.5, 0.0]})
+    offsets = [c.get_offsets().tolist() for c in ax.collections]
+    assert offsets == [[[1.0, 0.5], [2.0, -0.5]], [[1.5, 0.0]], [[1.5, 0.0]]]
+    ring, mean = ax.collections[1], ax.collections[2]
+    assert len(ring.get_facecolor()) == 0 or ring.get_facecolor()[0][3] == 0  # hollow
+    assert mean.get_zorder() > ring.get_zorder()
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["g", "mean", "target"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(points={}, marks={}), "nothing to draw"),
+    (dict(points={"g": [1.0, 2.0]}, marks={}), "must be an \\(n, 2\\) array"),
+    (dict(points={}, marks={"m": [1.0, 2.0, 3.0]}), "must be 2 numbers"),
+])
+def test_plot_estimator_cloud_refuses_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pf.plot_estimator_cloud(**kwargs)
