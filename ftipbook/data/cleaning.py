@@ -279,6 +279,7 @@ class Decontaminator:
     min_matches: int = 1
     revision: str = "1"
     _grams: frozenset = field(init=False, repr=False, compare=False)
+    _gram_lengths: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.protected, BenchmarkSource):
@@ -298,13 +299,13 @@ class Decontaminator:
                 grams.add(tuple(units))
             grams.update(tuple(units[i:i + self.n]) for i in range(len(units) - self.n + 1))
         object.__setattr__(self, "_grams", frozenset(grams))
+        object.__setattr__(self, "_gram_lengths", tuple(sorted({len(g) for g in grams})))
 
     def matches(self, doc: Document) -> list[tuple[int, int]]:
         """Character spans ``[start, end)`` of ``doc.text`` covered by each matched gram."""
         units, spans = _units(doc.text, self.unit)
-        lengths = {len(g) for g in self._grams}
         found = []
-        for k in sorted(lengths):
+        for k in self._gram_lengths:
             for i in range(len(units) - k + 1):
                 if tuple(units[i:i + k]) in self._grams:
                     found.append((spans[i][0], spans[i + k - 1][1]))
