@@ -242,3 +242,51 @@ def plot_estimator_cloud(points: Mapping[str, Sequence[Sequence[float]]], marks:
     if title:
         ax.set_title(title)
     return ax
+
+
+def plot_loss_grid(rows: Mapping[str, Sequence[float]], row_means: Sequence[float], summary: Mapping[str, float], *,
+                   fmt: str = "{:g}", ax: Axes | None = None, title: str | None = None) -> Axes:
+    """Token losses ``l_ij`` as a grid, one row per record, with each record's mean beside it (ftip-001F).
+
+    Rows may have different lengths; missing cells are left grey. ``row_means`` (one per row)
+    are written in a separate column, and each ``summary`` entry (e.g. the token average of all
+    cells and the expected one-record minibatch mean) as a line under the grid. Values are
+    written with ``fmt``; the chapter computes them, this function only lays them out.
+    """
+    if not rows:
+        raise ValueError("plot_loss_grid needs at least one row")
+    if len(row_means) != len(rows):
+        raise ValueError(f"{len(row_means)} row means for {len(rows)} rows")
+    width = max(len(v) for v in rows.values())
+    if width == 0:
+        raise ValueError("every row is empty")
+    ax = axes_or_new(ax, (1.0 * width + 3.0, 0.7 * len(rows) + 0.6 * len(summary) + 1.0))
+    values = [as_array(v) for v in rows.values()]
+    top = max(float(np.max(np.abs(v))) for v in values if len(v)) or 1.0
+    for i, v in enumerate(values):
+        for j in range(width):
+            inside = j < len(v)
+            colour = FILL if inside else UNDISCLOSED_FILL
+            ax.add_patch(Rectangle((j, -i - 1), 1, 1, facecolor=colour, edgecolor="white", linewidth=2,
+                                   alpha=0.35 + 0.65 * abs(v[j]) / top if inside else 1.0))
+            ax.text(j + 0.5, -i - 0.5, fmt.format(v[j]) if inside else "–", ha="center", va="center", fontsize=11,
+                    color=INK if inside else MUTED)
+        ax.add_patch(Rectangle((width + 0.3, -i - 1), 1.4, 1, facecolor="#fed7aa", edgecolor="white", linewidth=2))
+        ax.text(width + 1.0, -i - 0.5, fmt.format(float(row_means[i])), ha="center", va="center", fontsize=11,
+                color=INK, fontweight="bold")
+    ax.text(width + 1.0, 0.15, "record mean", ha="center", va="bottom", fontsize=9, color=INK)
+    for j in range(width):
+        ax.text(j + 0.5, 0.15, f"$j={j + 1}$", ha="center", va="bottom", fontsize=9, color=INK)
+    ax.set_yticks([-i - 0.5 for i in range(len(rows))], list(rows))
+    for k, (label, value) in enumerate(summary.items()):
+        ax.text(0, -len(rows) - 0.55 - 0.6 * k, f"{label} = {fmt.format(float(value))}", ha="left", va="center",
+                fontsize=10, color=ACCENT if k == 0 else INK)
+    ax.set_xlim(-0.1, width + 1.8)
+    ax.set_ylim(-len(rows) - 0.6 * len(summary) - 0.3, 0.7)
+    ax.set_xticks([])
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(length=0)
+    if title:
+        ax.set_title(title)
+    return ax

@@ -130,3 +130,21 @@ def test_plot_estimator_cloud_draws_points_and_a_ring_for_the_first_mark():
 def test_plot_estimator_cloud_refuses_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         pf.plot_estimator_cloud(**kwargs)
+
+
+def test_plot_loss_grid_writes_cells_means_and_summary_lines():
+    ax = pf.plot_loss_grid({"r1": [1, 2, 3], "r2": [4]}, [2, 4], {"full": 2.5, "expected": 3})
+    texts = _texts(ax)
+    assert [texts.count(v) for v in ("1", "2", "3", "4", "–")] == [1, 2, 1, 2, 2]  # means 2 and 4 appear again
+    assert "full = 2.5" in texts and "expected = 3" in texts
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["r1", "r2"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(rows={}, row_means=[], summary={}), "at least one row"),
+    (dict(rows={"r": [1.0]}, row_means=[1.0, 2.0], summary={}), "2 row means for 1 rows"),
+    (dict(rows={"r": []}, row_means=[0.0], summary={}), "every row is empty"),
+])
+def test_plot_loss_grid_refuses_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pf.plot_loss_grid(**kwargs)
