@@ -89,3 +89,26 @@ def test_pre_and_post_placement_formulas():
     torch.testing.assert_close(pre(x), x + f(norm(x)))
     torch.testing.assert_close(post(x), norm(x + f(x)))
     assert not torch.allclose(pre(x), post(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("need", ["both", "input", "weight"])
+def test_rmsnorm_training_path_equals_torch_rms_norm(dtype, need):
+    """Under autograd on the CPU, RMSNorm runs its closed-form backward: same outputs bit for bit, same gradients."""
+    g = torch.Generator().manual_seed(0)
+    norm = RMSNorm(24, 1e-5).to(dtype)
+    with torch.no_grad():
+        norm.weight.copy_(torch.randn(24, generator=g, dtype=dtype))
+    norm.weight.requires_grad_(need != "input")
+    z = (torch.randn(3, 5, 24, generator=g, dtype=dtype) * 3).requires_grad_(need != "weight")
+    upstream = torch.randn(3, 5, 24, generator=g, dtype=dtype)
+    ref_w = norm.weight.detach().clone().requires_grad_(norm.weight.requires_grad)
+    ref_z = z.detach().clone().requires_grad_(z.requires_grad)
+    out = norm(z)
+    ref = nn.functional.rms_norm(ref_z, (24,), ref_w, 1e-5)
+    assert torch.equal(out, ref)
+    inputs = [t for t in (z, norm.weight) if t.requires_grad]
+    ref_inputs = [t for t in (ref_z, ref_w) if t.requires_grad]
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    for got, want in zip(torch.autograd.grad(out, inputs, upstream), torch.autograd.grad(ref, ref_inputs, upstream)):
+        torch.testing.assert_close(got, want, rtol=tol, atol=tol)
