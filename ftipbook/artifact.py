@@ -152,14 +152,24 @@ def _tensor_bytes(t: torch.Tensor) -> bytes:
     return t.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy().tobytes()
 
 
+def _declared(obj) -> dict:
+    """The fields of a dataclass instance that differ from their defaults (all fields here have one).
+
+    Hashing only these keeps a hash stable when a later version adds a field whose default
+    reproduces the old behaviour; a value that stops being the default changes the hash.
+    """
+    return {f.name: getattr(obj, f.name) for f in fields(obj) if getattr(obj, f.name) != f.default}
+
+
 def runtime_hash(
     cfg: ModelConfig, state_dict: Mapping[str, torch.Tensor], numerics: NumericsSpec, tokenizer=None
 ) -> str:
-    """SHA-256 of the runtime ingredients: tokenizer, configuration, weights (names, dtypes, shapes,
-    bytes) and numerics. Provenance is not an argument, so it cannot change the hash (ftip-006M)."""
+    """SHA-256 of the runtime ingredients: tokenizer, configuration and numerics (fields that differ
+    from their defaults), and weights (names, dtypes, shapes, bytes). Provenance is not an
+    argument, so it cannot change the hash (ftip-006M)."""
     h = hashlib.sha256()
     tok = None if tokenizer is None else tokenizer_to_dict(tokenizer)
-    h.update(_canonical({"format": FORMAT, "cfg": asdict(cfg), "numerics": asdict(numerics), "tokenizer": tok}))
+    h.update(_canonical({"format": FORMAT, "cfg": _declared(cfg), "numerics": _declared(numerics), "tokenizer": tok}))
     for name in sorted(state_dict):
         t = state_dict[name]
         h.update(_canonical([name, str(t.dtype), list(t.shape)]))

@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
     data = zoo.build(args.out, args.only, log=lambda line: print(line, flush=True))
     print(f"built {len(data['entries'])} entries in {time.perf_counter() - start:.0f} s")
-    for name, entry in data["entries"].items():
+    for name in (n for n in zoo.names() if n in data["entries"]):
+        entry = data["entries"][name]
         evals = ", ".join(f"{k}={v:.3f}" for k, v in entry["evals"].items())
         print(f"  {name:22s} {entry['bytes'] / 1e6:5.2f} MB  final loss {entry['losses'][-1]:.3f}  {evals}")
 

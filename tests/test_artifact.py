@@ -108,3 +108,15 @@ def test_bad_inputs(artifact, tokenizer):
     with pytest.raises(ValueError, match="unknown Provenance"):
         Provenance.from_dict({"owner": "me"})
     assert runtime_hash(artifact.cfg, artifact.state_dict, artifact.numerics, tokenizer) == artifact.runtime_hash()
+
+
+def test_a_new_config_field_at_its_default_keeps_the_hash(artifact):
+    @dataclasses.dataclass(frozen=True)
+    class Extended(ModelConfig):  # a later version's config with one more field
+        logit_softcap: float = 0.0
+
+    base = dataclasses.asdict(artifact.cfg)
+    same = runtime_hash(Extended(**base), artifact.state_dict, artifact.numerics, artifact.tokenizer)
+    other = runtime_hash(Extended(**base, logit_softcap=30.0), artifact.state_dict, artifact.numerics,
+                         artifact.tokenizer)
+    assert same == artifact.runtime_hash() != other
