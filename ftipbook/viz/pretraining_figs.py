@@ -290,3 +290,42 @@ def plot_loss_grid(rows: Mapping[str, Sequence[float]], row_means: Sequence[floa
     if title:
         ax.set_title(title)
     return ax
+
+
+# --- optimizer paths and repeated runs ---------------------------------------------------------------
+def plot_paths(paths: Mapping[str, Sequence[Sequence[float]]], *, marks: Mapping[str, Sequence[float]] | None = None,
+               contours: tuple | None = None, xlabel: str = r"$\theta_1$", ylabel: str = r"$\theta_2$",
+               ax: Axes | None = None, title: str | None = None) -> Axes:
+    """Parameter paths in a plane, one line with dots per entry of ``paths`` (ftip-001H).
+
+    ``paths[label]`` is an ``(n, 2)`` array of iterates; ``marks`` label single points (e.g. the
+    checkpoint where several paths start); ``contours`` is ``(X, Y, Z)`` of a loss on a grid,
+    drawn as thin level lines under the paths.
+    """
+    if not paths:
+        raise ValueError("plot_paths needs at least one path")
+    ax = axes_or_new(ax, (5.0, 4.2))
+    if contours is not None:
+        if len(contours) != 3:
+            raise ValueError("contours must be a triple (X, Y, Z) of equal-shape grids")
+        gx, gy, gz = (as_array(a) for a in contours)
+        if not (gx.shape == gy.shape == gz.shape and gz.ndim == 2):
+            raise ValueError(f"contour grids must be 2-D of one shape, got {gx.shape}, {gy.shape}, {gz.shape}")
+        ax.contour(gx, gy, gz, levels=12, colors=MUTED, linewidths=0.6, alpha=0.7)
+    for i, (label, xy) in enumerate(paths.items()):
+        a = as_array(xy)
+        if a.ndim != 2 or a.shape[1] != 2 or not len(a):
+            raise ValueError(f"path {label!r} must be a non-empty (n, 2) array, got shape {a.shape}")
+        ax.plot(a[:, 0], a[:, 1], color=PALETTE[i % len(PALETTE)], marker="o", markersize=3, linewidth=1.4,
+                label=label, zorder=2 + i)
+    for i, (label, xy) in enumerate((marks or {}).items()):
+        p = as_array(xy)
+        if p.shape != (2,):
+            raise ValueError(f"mark {label!r} must be 2 numbers, got shape {p.shape}")
+        ax.scatter([p[0]], [p[1]], s=220, marker="o", facecolor="none", edgecolor=MARK_COLOURS[i % len(MARK_COLOURS)],
+                   linewidth=2.0, label=label, zorder=10)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.legend(frameon=False, fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax

@@ -148,3 +148,26 @@ def test_plot_loss_grid_writes_cells_means_and_summary_lines():
 def test_plot_loss_grid_refuses_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         pf.plot_loss_grid(**kwargs)
+
+
+def test_plot_paths_draws_paths_marks_and_contours():
+    xs = np.linspace(-1, 1, 5)
+    gx, gy = np.meshgrid(xs, xs)
+    ax = pf.plot_paths({"a": [[0, 0], [1, 1]], "b": [[0, 0], [1, -1], [2, 0]]}, marks={"start": [0, 0]},
+                       contours=(gx, gy, gx**2 + gy**2))
+    lines = {line.get_label(): line for line in ax.lines}
+    assert list(lines["b"].get_xdata()) == [0, 1, 2] and list(lines["a"].get_ydata()) == [0, 1]
+    assert [c.get_offsets().tolist() for c in ax.collections if c.get_label() == "start"] == [[[0.0, 0.0]]]
+    assert len(ax.collections) >= 2  # the contour set and the mark
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(paths={}), "at least one path"),
+    (dict(paths={"a": [1.0, 2.0]}), "non-empty \\(n, 2\\)"),
+    (dict(paths={"a": [[0, 0]]}, marks={"m": [1.0]}), "must be 2 numbers"),
+    (dict(paths={"a": [[0, 0]]}, contours=(np.zeros((2, 2)), np.zeros((2, 2)))), "triple"),
+    (dict(paths={"a": [[0, 0]]}, contours=(np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((3, 2)))), "one shape"),
+])
+def test_plot_paths_refuses_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pf.plot_paths(**kwargs)
