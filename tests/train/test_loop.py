@@ -117,3 +117,10 @@ def test_optimizer_seed_drives_the_global_generator():
     a = torch.rand(3)
     torch.manual_seed(7)
     assert torch.equal(a, torch.rand(3))
+
+
+def test_progress_bar_is_configurable(capsys):
+    make_trainer(steps=2, progress=True).run()
+    assert "train" in capsys.readouterr().err  # tqdm writes to stderr
+    make_trainer(steps=2, progress=False).run()
+    assert capsys.readouterr().err == ""
