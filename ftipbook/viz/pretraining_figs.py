@@ -329,3 +329,34 @@ def plot_paths(paths: Mapping[str, Sequence[Sequence[float]]], *, marks: Mapping
     if title:
         ax.set_title(title)
     return ax
+
+
+def plot_run_spread(groups: Mapping[str, Sequence[float]], *, reference: float | None = None,
+                    reference_label: str = "reference run", ylabel: str = "final loss", ax: Axes | None = None,
+                    title: str | None = None) -> Axes:
+    """One outcome of many runs as dots, one column per group of runs (ftip-001J).
+
+    ``groups[label]`` holds the outcomes of the runs that varied one thing (e.g. only the
+    initialization seed); ``reference`` draws the outcome of the run they all vary from as a
+    dashed line labelled ``reference_label``. Dots within a column are spread sideways deterministically so that equal values
+    stay visible.
+    """
+    if not groups:
+        raise ValueError("plot_run_spread needs at least one group of runs")
+    ax = axes_or_new(ax, (min(1.6 * len(groups) + 2.0, 9.0), 3.6))
+    for i, (label, values) in enumerate(groups.items()):
+        ys = as_array(values)
+        if ys.ndim != 1 or not len(ys):
+            raise ValueError(f"group {label!r} must be a non-empty 1-D sequence, got shape {ys.shape}")
+        xs = i + (np.arange(len(ys)) - (len(ys) - 1) / 2) * min(0.12, 0.6 / max(len(ys), 1))
+        ax.scatter(xs, ys, s=36, color=PALETTE[i % len(PALETTE)], zorder=3)
+    if reference is not None:
+        ax.axhline(float(reference), color=MUTED, linestyle="--", linewidth=1.1)
+        ax.text(-0.55, float(reference), reference_label, ha="left", va="bottom", fontsize=8, color=MUTED)
+    ax.set_xticks(range(len(groups)), list(groups), fontsize=8)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    if title:
+        ax.set_title(title)
+    return ax

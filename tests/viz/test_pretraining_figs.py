@@ -171,3 +171,19 @@ def test_plot_paths_draws_paths_marks_and_contours():
 def test_plot_paths_refuses_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         pf.plot_paths(**kwargs)
+
+
+def test_plot_run_spread_one_column_per_group_and_a_reference_line():
+    ax = pf.plot_run_spread({"a": [1.0, 1.0, 2.0], "b": [3.0]}, reference=1.5, reference_label="ref")
+    cols = [c.get_offsets() for c in ax.collections]
+    assert [len(c) for c in cols] == [3, 1]
+    assert len({round(x, 9) for x, _ in cols[0]}) == 3 and all(abs(x) < 0.5 for x, _ in cols[0])  # equal values stay apart
+    assert cols[1].tolist() == [[1.0, 3.0]]
+    assert [list(line.get_ydata()) for line in ax.lines] == [[1.5, 1.5]] and "ref" in _texts(ax)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
+
+
+@pytest.mark.parametrize("groups, message", [({}, "at least one group"), ({"a": []}, "non-empty")])
+def test_plot_run_spread_refuses_bad_input(groups, message):
+    with pytest.raises(ValueError, match=message):
+        pf.plot_run_spread(groups)
