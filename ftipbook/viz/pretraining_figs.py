@@ -360,3 +360,62 @@ def plot_run_spread(groups: Mapping[str, Sequence[float]], *, reference: float |
     if title:
         ax.set_title(title)
     return ax
+
+
+# --- artifacts -------------------------------------------------------------------------------------
+def _field_box(ax: Axes, x: float, y: float, w: float, h: float, label: str, value: str, *, hidden: bool,
+               fill: str) -> None:
+    ax.add_patch(FancyBboxPatch((x, y - h), w, h, boxstyle="round,pad=0.02,rounding_size=0.08",
+                                facecolor=UNDISCLOSED_FILL if hidden else fill, edgecolor=MUTED if hidden else INK,
+                                linewidth=1.1, linestyle="--" if hidden else "-"))
+    ax.text(x + 0.12, y - 0.12, label, ha="left", va="top", fontsize=8.5, fontweight="bold",
+            color=MUTED if hidden else INK)
+    ax.text(x + 0.12, y - 0.42, "UNDISCLOSED" if hidden and not value else value, ha="left", va="top", fontsize=7.5,
+            color=ACCENT if hidden else INK, family="monospace", linespacing=1.25)
+
+
+def draw_artifact_manifest(runtime: Mapping[str, str], provenance: Mapping[str, str], *,
+                           undisclosed: Sequence[str] = (), law_label: str = r"next-token law $\pi_{\theta_K}$",
+                           runtime_title: str = "runtime: determines the law",
+                           provenance_title: str = "provenance: evidence, not an input",
+                           ax: Axes | None = None, title: str | None = None) -> Axes:
+    """An artifact manifest: runtime fields feeding the next-token law, provenance beside them (ftip-001K, 001L).
+
+    ``runtime`` and ``provenance`` map a field name to the text shown for it (a few short
+    lines). Runtime fields are filled blue, provenance fields white; provenance fields named in
+    ``undisclosed`` are drawn grey and dashed, and an empty text for such a field is shown as
+    ``UNDISCLOSED``. Undisclosed names that are not provenance
+    fields raise ``ValueError``.
+    """
+    if not runtime:
+        raise ValueError("an artifact manifest needs at least one runtime field")
+    unknown = sorted(set(undisclosed) - set(provenance))
+    if unknown:
+        raise ValueError(f"undisclosed names {unknown}, which are not provenance fields; fields are {list(provenance)}")
+    lines = lambda v: str(v).count("\n") + 1
+    height = lambda v: 0.55 + 0.2 * lines(v)
+    gap, col_w = 0.18, 4.6
+    total = max(sum(height(v) + gap for v in runtime.values()) + 1.3,
+                sum(height(v) + gap for v in provenance.values()) if provenance else 0.0)
+    ax = axes_or_new(ax, (8.6, 0.62 * total + 1.0))
+    top = total
+    for x, heading, fields, fill in ((0.0, runtime_title, runtime, FILL), (5.3, provenance_title, provenance, "white")):
+        ax.text(x + col_w / 2, top + 0.25, heading, ha="center", va="bottom", fontsize=9.5, color=INK)
+        y = top
+        for name, value in fields.items():
+            h = height(value)
+            _field_box(ax, x, y, col_w, h, name, str(value), hidden=name in undisclosed, fill=fill)
+            y -= h + gap
+        if fields is runtime:
+            ax.annotate("", xy=(col_w / 2, y - 0.55), xytext=(col_w / 2, y + gap),
+                        arrowprops=dict(arrowstyle="-|>", color=INK, lw=1.3))
+            ax.add_patch(FancyBboxPatch((0.6, y - 1.1), col_w - 1.2, 0.55, boxstyle="round,pad=0.02",
+                                        facecolor="#fed7aa", edgecolor=INK, linewidth=1.2))
+            ax.text(col_w / 2, y - 0.82, law_label, ha="center", va="center", fontsize=9.5, color=INK)
+    ax.plot([4.95, 4.95], [0.0, top + 0.2], color=MUTED, linestyle=":", linewidth=1.0)
+    ax.set_xlim(-0.1, 10.0)
+    ax.set_ylim(-0.1, top + 0.8)
+    ax.axis("off")
+    if title:
+        ax.set_title(title)
+    return ax

@@ -187,3 +187,23 @@ def test_plot_run_spread_one_column_per_group_and_a_reference_line():
 def test_plot_run_spread_refuses_bad_input(groups, message):
     with pytest.raises(ValueError, match=message):
         pf.plot_run_spread(groups)
+
+
+def test_draw_artifact_manifest_separates_runtime_from_provenance_and_marks_undisclosed():
+    ax = pf.draw_artifact_manifest({"tokenizer": "BPE", "cfg": "2 layers\nd=64"}, {"optimizer": "Muon", "mixture": ""},
+                                   undisclosed=["mixture"], law_label="law", title="t")
+    texts = _texts(ax)
+    assert {"tokenizer", "cfg", "optimizer", "mixture", "BPE", "2 layers\nd=64", "Muon", "UNDISCLOSED", "law"} <= set(texts)
+    assert {"runtime: determines the law", "provenance: evidence, not an input"} <= set(texts)
+    boxes = [p for p in ax.patches if p.get_linestyle() in ("--", "dashed")]
+    assert len(boxes) == 1  # only the undisclosed field is dashed
+    assert not ax.axison
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(runtime={}, provenance={}), "at least one runtime field"),
+    (dict(runtime={"cfg": "x"}, provenance={"data": "y"}, undisclosed=["cfg"]), "not provenance fields"),
+])
+def test_draw_artifact_manifest_refuses_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pf.draw_artifact_manifest(**kwargs)
