@@ -15,7 +15,7 @@ from torch.overrides import TorchFunctionMode
 from ftipbook.model.cache import KVCache
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.masks import NEG_INF, allowed, causal_mask, document_allowed
-from ftipbook.model.positional import alibi_bias, alibi_slopes, apply_rotary, shared_rotary
+from ftipbook.model.positional import alibi_bias, alibi_slopes, shared_rotary
 
 
 def sdpa_reference(
@@ -120,8 +120,7 @@ class MultiHeadAttention(nn.Module):
         heads = self.qkv(x).view(b, t, self.n_heads + 2 * self.n_kv_heads, self.head_dim)
         qk, v = heads.split([self.n_heads + self.n_kv_heads, self.n_kv_heads], dim=2)
         if self.rope is not None:  # queries and keys rotate together
-            cos, sin = self.rope(positions, x.dtype)
-            qk = apply_rotary(qk, cos, sin, head_axis=2)
+            qk = self.rope.rotate(qk, positions, head_axis=2)
         q, k = qk.transpose(1, 2).split([self.n_heads, self.n_kv_heads], dim=1)
         v = v.transpose(1, 2)
         past = 0

@@ -71,7 +71,6 @@ def sampling_law(
     return probs / probs.sum(dim=-1, keepdim=True)
 
 
-@torch.no_grad()
 def _decode(
     model: DecoderLM,
     prompt: torch.Tensor,
@@ -81,22 +80,41 @@ def _decode(
     top_p: float | None,
     seed: int | None,
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Yield ``(tokens [B], logprobs [B])`` for each new position; one cached forward per step."""
-    cache = model.new_cache(prompt.shape[0], max_len=prompt.shape[1] + max_new_tokens)
+    """Yield ``(tokens [B], logprobs [B])`` for each new position; one cached forward per step.
+
+    The model runs under ``torch.inference_mode`` (no autograd bookkeeping at all), in blocks
+    that never span a ``yield``, on a cache preallocated for the whole run. The prompt goes
+    through the checked ``forward``; each later step feeds the model's own token through
+    ``DecoderLM._hidden``, skipping the id check (a device-to-host sync) that an argmax or a
+    draw from the law cannot fail, and unembeds only the last position. The positions of every
+    step are one tensor made up front, outside inference mode, so the RoPE angles are still
+    computed once per step and shared by the layers.
+    """
+    b, n = prompt.shape
+    cache = model.new_cache(b, max_len=n + max_new_tokens)
+    positions = torch.arange(n + max_new_tokens, device=prompt.device).expand(b, -1)
     generator = None
     if temperature > 0:
         generator = torch.Generator(device=prompt.device).manual_seed(seed)
-    logits = model(prompt, cache=cache)[:, -1]
-    for step in range(max_new_tokens):
+
+    def choose(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if generator is None:
             token = logits.argmax(dim=-1)
         else:
             law = sampling_law(logits, temperature=temperature, top_k=top_k, top_p=top_p)
             token = torch.multinomial(law, 1, generator=generator).squeeze(-1)
         logprob = torch.log_softmax(logits.double(), dim=-1).gather(-1, token.unsqueeze(-1)).squeeze(-1)
+        return token, logprob
+
+    with torch.inference_mode():
+        token, logprob = choose(model(prompt, cache=cache, last_only=True)[:, -1])
+    for step in range(n, n + max_new_tokens):
         yield token, logprob
-        if step + 1 < max_new_tokens:
-            logits = model(token.unsqueeze(-1), cache=cache)[:, -1]
+        if step + 1 < n + max_new_tokens:
+            at = positions[:, step : step + 1]
+            with torch.inference_mode():
+                h = model._hidden(token.unsqueeze(-1), None, cache, at)
+                token, logprob = choose(model.unembed(h)[:, -1])
 
 
 def _prepare(

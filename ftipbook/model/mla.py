@@ -39,7 +39,7 @@ from torch import nn
 
 from ftipbook.model.masks import allowed, causal_mask
 from ftipbook.model.norm import RMSNorm
-from ftipbook.model.positional import RotaryEmbedding, apply_rotary
+from ftipbook.model.positional import RotaryEmbedding
 
 __all__ = ["LatentKVCache", "MultiHeadLatentAttention", "mla_attention_mask"]
 
@@ -280,8 +280,7 @@ class MultiHeadLatentAttention(nn.Module):
     # pieces ---------------------------------------------------------------------------------
     def _rope(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """Rotate ``x [B, heads, T, d_R]`` at ``positions [B, T]``."""
-        cos, sin = self.rotary(positions, x.dtype)
-        return apply_rotary(x, cos, sin)
+        return self.rotary.rotate(x, positions)
 
     def _queries(self, x: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         b, t, _ = x.shape

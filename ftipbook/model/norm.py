@@ -40,22 +40,27 @@ class LayerNorm(nn.Module):
         return f"{self.weight.shape[0]}, eps={self.eps}"
 
 
+def _rms_norm_cpu(x: torch.Tensor, weight: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(y, x_hat, rstd)`` by the operations torch's CPU ``rms_norm`` performs, in its order (equal bit for bit)."""
+    rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True).add_(eps))
+    x_hat = x * rstd
+    return x_hat * weight, x_hat, rstd
+
+
 class _CPURMSNorm(torch.autograd.Function):
     """``F.rms_norm`` as torch computes it on the CPU, with a hand-written backward (ftip-006F).
 
     On the CPU torch's ``rms_norm`` is a composite of elementwise operations and autograd
-    differentiates it operation by operation (about fifteen passes over the input). The forward
-    here performs the same operations in the same order, so its output is bit for bit the same;
-    the backward uses the closed form, with ``x_hat = x * r``, ``r = 1/sqrt(mean(x^2) + eps)``:
+    differentiates it operation by operation (about fifteen passes over the input). The backward
+    here uses the closed form, with ``x_hat = x * r``, ``r = 1/sqrt(mean(x^2) + eps)``:
     ``dx = r (g w - x_hat mean(g w x_hat))`` and ``dw = sum over rows of g x_hat``.
     """
 
     @staticmethod
     def forward(ctx, x, weight, eps):
-        rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True).add_(eps))
-        x_hat = x * rstd
+        y, x_hat, rstd = _rms_norm_cpu(x, weight, eps)
         ctx.save_for_backward(x_hat, rstd, weight)
-        return x_hat * weight
+        return y
 
     @staticmethod
     @once_differentiable
@@ -71,10 +76,12 @@ class _CPURMSNorm(torch.autograd.Function):
 class RMSNorm(nn.Module):
     """Root mean square layer normalization (ftip-006F): ``gamma * z / sqrt(mean(z^2) + eps)``.
 
-    Runs torch's ``rms_norm``; ``tests/model/test_norm.py`` checks it against the formula. When
-    autograd records a float32/float64 CPU call, the same computation runs with a closed-form
-    backward instead (:class:`_CPURMSNorm`: equal outputs bit for bit, gradients to round-off,
-    about half the backward time).
+    Computes torch's ``rms_norm``; ``tests/model/test_norm.py`` checks it against the formula. On
+    the CPU, where torch's ``rms_norm`` is a composite of elementwise operations, float32 and
+    float64 inputs run those same operations directly (equal outputs bit for bit, without the
+    wrapper's overhead, which dominates for one decoded token) and, under autograd, with a
+    closed-form backward (:class:`_CPURMSNorm`, about half the backward time). Other devices
+    call ``F.rms_norm``, which is a fused kernel there.
     """
 
     def __init__(self, d: int, eps: float) -> None:
@@ -85,9 +92,11 @@ class RMSNorm(nn.Module):
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         if z.dtype in LOW_PRECISION:
             return self.weight * F.rms_norm(z.float(), z.shape[-1:], eps=self.eps).to(z.dtype)
-        if z.device.type == "cpu" and torch.is_grad_enabled() and (z.requires_grad or self.weight.requires_grad):
+        if z.device.type != "cpu":
+            return F.rms_norm(z, z.shape[-1:], self.weight, self.eps)
+        if torch.is_grad_enabled() and (z.requires_grad or self.weight.requires_grad):
             return _CPURMSNorm.apply(z, self.weight, self.eps)
-        return F.rms_norm(z, z.shape[-1:], self.weight, self.eps)
+        return _rms_norm_cpu(z, self.weight, self.eps)[0]
 
     def extra_repr(self) -> str:
         return f"{self.weight.shape[0]}, eps={self.eps}"

@@ -105,7 +105,9 @@ class RotaryEmbedding(nn.Module):
     Llama and Qwen2 implementations of ``transformers``. The frequencies are kept in float32 as a
     plain attribute, not a buffer, so ``model.to(torch.bfloat16)`` does not round them. The last
     ``(cos, sin)`` is reused when called again with the same, unmodified ``positions`` tensor, so
-    layers sharing one instance (:func:`shared_rotary`) compute the angles once per forward.
+    layers sharing one instance (:func:`shared_rotary`) compute the angles once per forward. An
+    inference tensor (made under ``torch.inference_mode``) has no version counter to tell whether
+    it was modified, so for such positions the angles are computed at every call.
     """
 
     def __init__(self, head_dim: int, theta: float) -> None:
@@ -115,16 +117,38 @@ class RotaryEmbedding(nn.Module):
 
     def forward(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         """``(cos, sin)``, each ``[B, T, d_h]`` in ``dtype``, for absolute ``positions [B, T]``."""
+        tables = self._tables(positions, dtype)
+        return tables["cos"], tables["sin"]
+
+    def rotate(self, x: torch.Tensor, positions: torch.Tensor, head_axis: int = 1) -> torch.Tensor:
+        """``apply_rotary(x, *self(positions, x.dtype), head_axis)``, bit for bit, in four operations.
+
+        ``rotate_half(x) * sin`` equals ``roll(x, d_h/2) * (-sin_1, sin_2)`` exactly (negation is
+        exact in floating point), so with the signed table cached alongside ``cos`` the rotation
+        is two products, a roll and a sum, instead of the eight operations of the formula.
+        """
+        tables = self._tables(positions, x.dtype)
+        key = ("rotate", head_axis)
+        if key not in tables:
+            half = x.shape[-1] // 2
+            signed = torch.cat((-tables["sin"][..., :half], tables["sin"][..., half:]), dim=-1)
+            tables[key] = tables["cos"].unsqueeze(head_axis), signed.unsqueeze(head_axis)
+        cos, signed_sin = tables[key]
+        return x * cos + x.roll(x.shape[-1] // 2, dims=-1) * signed_sin
+
+    def _tables(self, positions: torch.Tensor, dtype: torch.dtype) -> dict:
+        """The tables of ``positions`` in ``dtype``, reused while ``positions`` is the same, unmodified tensor."""
+        version = None if positions.is_inference() else positions._version  # inference tensors have none
         last = self._last
-        if last is not None and last[0] is positions and last[1] == positions._version and last[2] == dtype:
-            return last[3], last[4]
+        if last is not None and last[0] is positions and version is not None and last[1:3] == (version, dtype):
+            return last[3]
         if self.inv_freq.device != positions.device:
             self.inv_freq = self.inv_freq.to(positions.device)
         freqs = positions.unsqueeze(-1).float() * self.inv_freq
         angles = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = angles.cos().to(dtype), angles.sin().to(dtype)
-        self._last = (positions, positions._version, dtype, cos, sin)
-        return cos, sin
+        tables = {"cos": angles.cos().to(dtype), "sin": angles.sin().to(dtype)}
+        self._last = None if version is None else (positions, version, dtype, tables)
+        return tables
 
 
 @functools.cache

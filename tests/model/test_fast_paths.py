@@ -50,3 +50,20 @@ def test_compile_model_keeps_names_and_function():
         torch.testing.assert_close(a.grad, b.grad, rtol=0, atol=1e-6)
     with pytest.raises(TypeError, match="DecoderLM"):
         compile_model(torch.nn.Linear(2, 2))
+
+
+def test_generation_returns_ordinary_tensors_and_matches_the_checked_path():
+    """generate runs under inference_mode and skips the id check after the prompt; nothing of that leaks out."""
+    from ftipbook.model import generate
+
+    model = build_model(tiny_config(layer_pattern="KA"), seed=4).eval()
+    prompt = torch.randint(0, 61, (2, 5), generator=torch.Generator().manual_seed(3))
+    runs = generate(model, prompt, 6)
+    for row, run in enumerate(runs):
+        assert not run.tokens.is_inference() and not run.logprobs.is_inference()
+        run.tokens.add_(0)  # in-place use of the results is allowed
+        tokens = prompt[row].tolist()
+        with torch.no_grad():  # greedy decoding by hand through the checked forward, no cache
+            for _ in range(6):
+                tokens.append(int(model(torch.tensor([tokens]))[0, -1].argmax()))
+        assert run.new_tokens.tolist() == tokens[5:]

@@ -112,3 +112,16 @@ def test_rmsnorm_training_path_equals_torch_rms_norm(dtype, need):
     tol = 1e-12 if dtype == torch.float64 else 1e-5
     for got, want in zip(torch.autograd.grad(out, inputs, upstream), torch.autograd.grad(ref, ref_inputs, upstream)):
         torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(1, 1, 256), (3, 17, 64), (2, 5, 7, 33)])
+def test_rmsnorm_inference_path_equals_torch_bit_for_bit(dtype, shape):
+    g = torch.Generator().manual_seed(1)
+    norm = RMSNorm(shape[-1], 1e-6).to(dtype)
+    with torch.no_grad():
+        norm.weight.copy_(torch.randn(shape[-1], generator=g, dtype=dtype))
+    z = torch.randn(shape, generator=g, dtype=dtype) * 5
+    for context in (torch.no_grad, torch.inference_mode):
+        with context():
+            assert torch.equal(norm(z), nn.functional.rms_norm(z, shape[-1:], norm.weight, 1e-6))

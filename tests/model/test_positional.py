@@ -94,3 +94,33 @@ def test_alibi_bias_is_shift_invariant_and_penalizes_distance():
     torch.testing.assert_close(b0, b1)
     assert b0[0, 0, 4, 0].item() == pytest.approx(-4 * 0.25)
     assert torch.all(b0.diagonal(dim1=-2, dim2=-1) == 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_rotate_equals_apply_rotary_bit_for_bit(dtype):
+    rope = RotaryEmbedding(16, 10000.0)
+    positions = torch.randint(0, 5000, (2, 7), generator=torch.Generator().manual_seed(0))
+    x = torch.randn(2, 7, 5, 16, dtype=dtype, requires_grad=True)  # [B, T, heads, d_h]
+    got = rope.rotate(x, positions, head_axis=2)
+    want = apply_rotary(x, *rope(positions, dtype), head_axis=2)
+    assert torch.equal(got, want)
+    upstream = torch.randn_like(got)
+    assert torch.equal(torch.autograd.grad(got, x, upstream)[0], torch.autograd.grad(want, x, upstream)[0])
+    heads_first = x.detach().transpose(1, 2)  # [B, heads, T, d_h], the layout of head_axis=1
+    assert torch.equal(rope.rotate(heads_first, positions), apply_rotary(heads_first, *rope(positions, dtype)))
+
+
+def test_rope_tables_follow_in_place_changes_of_positions():
+    rope = RotaryEmbedding(8, 10000.0)
+    positions = torch.tensor([[0, 1, 2]])
+    first = rope(positions, torch.float32)[0].clone()
+    positions += 10  # same tensor object, new values: the version counter moves
+    assert torch.equal(rope(positions, torch.float32)[0], rope(positions.clone(), torch.float32)[0])
+    assert not torch.equal(rope(positions, torch.float32)[0], first)
+    with torch.inference_mode():  # inference tensors have no version counter: nothing may be reused
+        inf_positions = torch.tensor([[0, 1, 2]])
+        before = rope(inf_positions, torch.float32)[0]
+        inf_positions += 10
+        after = rope(inf_positions, torch.float32)[0]
+        assert torch.equal(after, rope(torch.tensor([[10, 11, 12]]), torch.float32)[0])
+        assert not torch.equal(before, after)
