@@ -382,16 +382,17 @@ def draw_artifact_manifest(runtime: Mapping[str, str], provenance: Mapping[str, 
     """An artifact manifest: runtime fields feeding the next-token law, provenance beside them (ftip-001K, 001L).
 
     ``runtime`` and ``provenance`` map a field name to the text shown for it (a few short
-    lines). Runtime fields are filled blue, provenance fields white; provenance fields named in
-    ``undisclosed`` are drawn grey and dashed, and an empty text for such a field is shown as
-    ``UNDISCLOSED``. Undisclosed names that are not provenance
-    fields raise ``ValueError``.
+    lines). Runtime fields are filled blue, provenance fields white. Fields of either column
+    named in ``undisclosed`` (not disclosed by the source, or not in the record the chapter
+    cites) are drawn grey and dashed; an empty text for such a field is shown as
+    ``UNDISCLOSED``. Names in ``undisclosed`` that are not fields raise ``ValueError``.
     """
     if not runtime:
         raise ValueError("an artifact manifest needs at least one runtime field")
-    unknown = sorted(set(undisclosed) - set(provenance))
+    unknown = sorted(set(undisclosed) - set(provenance) - set(runtime))
     if unknown:
-        raise ValueError(f"undisclosed names {unknown}, which are not provenance fields; fields are {list(provenance)}")
+        raise ValueError(f"undisclosed names {unknown}, which are not fields; fields are "
+                         f"{list(runtime) + list(provenance)}")
     lines = lambda v: str(v).count("\n") + 1
     height = lambda v: 0.55 + 0.2 * lines(v)
     gap, col_w = 0.18, 4.6
@@ -409,7 +410,7 @@ def draw_artifact_manifest(runtime: Mapping[str, str], provenance: Mapping[str, 
         if fields is runtime:
             ax.annotate("", xy=(col_w / 2, y - 0.55), xytext=(col_w / 2, y + gap),
                         arrowprops=dict(arrowstyle="-|>", color=INK, lw=1.3))
-            ax.add_patch(FancyBboxPatch((0.6, y - 1.1), col_w - 1.2, 0.55, boxstyle="round,pad=0.02",
+            ax.add_patch(FancyBboxPatch((0.25, y - 1.1), col_w - 0.5, 0.55, boxstyle="round,pad=0.02",
                                         facecolor="#fed7aa", edgecolor=INK, linewidth=1.2))
             ax.text(col_w / 2, y - 0.82, law_label, ha="center", va="center", fontsize=9.5, color=INK)
     ax.plot([4.95, 4.95], [0.0, top + 0.2], color=MUTED, linestyle=":", linewidth=1.0)

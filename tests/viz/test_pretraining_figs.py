@@ -198,11 +198,14 @@ def test_draw_artifact_manifest_separates_runtime_from_provenance_and_marks_undi
     boxes = [p for p in ax.patches if p.get_linestyle() in ("--", "dashed")]
     assert len(boxes) == 1  # only the undisclosed field is dashed
     assert not ax.axison
+    ax = pf.draw_artifact_manifest({"tokenizer": "not in the record", "cfg": "x"}, {}, undisclosed=["tokenizer"])
+    assert len([p for p in ax.patches if p.get_linestyle() in ("--", "dashed")]) == 1  # runtime fields too
+    assert "not in the record" in _texts(ax)
 
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(runtime={}, provenance={}), "at least one runtime field"),
-    (dict(runtime={"cfg": "x"}, provenance={"data": "y"}, undisclosed=["cfg"]), "not provenance fields"),
+    (dict(runtime={"cfg": "x"}, provenance={"data": "y"}, undisclosed=["seed"]), "which are not fields"),
 ])
 def test_draw_artifact_manifest_refuses_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
