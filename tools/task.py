@@ -72,7 +72,7 @@ def test() -> None:
     env["FTIPBOOK_DEVICE"] = "cpu"
     pytest = [PY, "-m", "pytest", "-p", "no:cacheprovider"]
     run(*pytest, "tests", "-n", "2", "--ignore=tests/browser", env=env)
-    run(*pytest, "--nbval", "--nbval-current-env", "--sanitize-with", "tests/nbval_sanitize.cfg",
+    run(*pytest, "--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg",
         "-n", "2", "--dist", "loadfile", "chapters", env=env)
     build_book()
     run(*pytest, "tests/browser", env=env)
