@@ -36,8 +36,12 @@ from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
 PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
 #: Background fills of segments ``1, 2, ...`` (cycled) in :func:`plot_token_losses`.
 SEGMENT_FILLS = (FILL, "#fed7aa", "#d1fae5", "#ede9fe")
-#: Fill of a manifest field whose value the source does not disclose.
-UNDISCLOSED_FILL = "#f3f4f6"
+#: Fill of something absent: a manifest field the source does not disclose, a token cell a record lacks.
+MISSING_FILL = "#f3f4f6"
+#: Marker shapes of :func:`plot_estimator_cloud`'s marks after the first (the first is a ring), in order.
+MARKS = ("X", "P", "D", "s")
+#: Colours of those marks, and of :func:`plot_paths`' marks, in order.
+MARK_COLOURS = (ACCENT, INK, "#7c3aed")
 
 
 def _runs(labels: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -201,12 +205,6 @@ def plot_token_weights(records: Sequence[str], weights: Mapping[str, Sequence[fl
     return ax
 
 
-#: Marker shapes of :func:`plot_estimator_cloud`'s marks after the first (the first is a ring), in order.
-MARKS = ("X", "P", "D", "s")
-#: Colours of those marks, in order.
-MARK_COLOURS = (ACCENT, INK, "#7c3aed")
-
-
 def plot_estimator_cloud(points: Mapping[str, Sequence[Sequence[float]]], marks: Mapping[str, Sequence[float]], *,
                          xlabel: str = "along the full gradient", ylabel: str = "orthogonal direction",
                          ax: Axes | None = None, title: str | None = None) -> Axes:
@@ -233,8 +231,9 @@ def plot_estimator_cloud(points: Mapping[str, Sequence[Sequence[float]]], marks:
             ax.scatter([p[0]], [p[1]], s=320, marker="o", facecolor="none", edgecolor=INK, linewidth=2.0,
                        label=label, zorder=3)
         else:
-            ax.scatter([p[0]], [p[1]], s=80, marker=MARKS[(i - 1) % len(MARKS)], color=MARK_COLOURS[(i - 1) % len(MARK_COLOURS)],
-                       edgecolor="white", linewidth=0.8, label=label, zorder=4)
+            ax.scatter([p[0]], [p[1]], s=80, marker=MARKS[(i - 1) % len(MARKS)],
+                       color=MARK_COLOURS[(i - 1) % len(MARK_COLOURS)], edgecolor="white", linewidth=0.8, label=label,
+                       zorder=4)
     ax.axhline(0, color=MUTED, linewidth=0.6)
     ax.set(xlabel=xlabel, ylabel=ylabel)
     ax.grid(alpha=0.3)
@@ -266,7 +265,7 @@ def plot_loss_grid(rows: Mapping[str, Sequence[float]], row_means: Sequence[floa
     for i, v in enumerate(values):
         for j in range(width):
             inside = j < len(v)
-            colour = FILL if inside else UNDISCLOSED_FILL
+            colour = FILL if inside else MISSING_FILL
             ax.add_patch(Rectangle((j, -i - 1), 1, 1, facecolor=colour, edgecolor="white", linewidth=2,
                                    alpha=0.35 + 0.65 * abs(v[j]) / top if inside else 1.0))
             ax.text(j + 0.5, -i - 0.5, fmt.format(v[j]) if inside else "–", ha="center", va="center", fontsize=11,
@@ -322,8 +321,8 @@ def plot_paths(paths: Mapping[str, Sequence[Sequence[float]]], *, marks: Mapping
         p = as_array(xy)
         if p.shape != (2,):
             raise ValueError(f"mark {label!r} must be 2 numbers, got shape {p.shape}")
-        ax.scatter([p[0]], [p[1]], s=220, marker="o", facecolor="none", edgecolor=MARK_COLOURS[i % len(MARK_COLOURS)],
-                   linewidth=2.0, label=label, zorder=10)
+        ax.scatter([p[0]], [p[1]], s=220, marker="o", facecolor="none",
+                   edgecolor=MARK_COLOURS[i % len(MARK_COLOURS)], linewidth=2.0, label=label, zorder=10)
     ax.set(xlabel=xlabel, ylabel=ylabel)
     ax.legend(frameon=False, fontsize=8)
     if title:
@@ -338,8 +337,8 @@ def plot_run_spread(groups: Mapping[str, Sequence[float]], *, reference: float |
 
     ``groups[label]`` holds the outcomes of the runs that varied one thing (e.g. only the
     initialization seed); ``reference`` draws the outcome of the run they all vary from as a
-    dashed line labelled ``reference_label``. Dots within a column are spread sideways deterministically so that equal values
-    stay visible.
+    dashed line labelled ``reference_label``. Dots within a column are spread sideways
+    deterministically so that equal values stay visible.
     """
     if not groups:
         raise ValueError("plot_run_spread needs at least one group of runs")
@@ -366,7 +365,7 @@ def plot_run_spread(groups: Mapping[str, Sequence[float]], *, reference: float |
 def _field_box(ax: Axes, x: float, y: float, w: float, h: float, label: str, value: str, *, hidden: bool,
                fill: str) -> None:
     ax.add_patch(FancyBboxPatch((x, y - h), w, h, boxstyle="round,pad=0.02,rounding_size=0.08",
-                                facecolor=UNDISCLOSED_FILL if hidden else fill, edgecolor=MUTED if hidden else INK,
+                                facecolor=MISSING_FILL if hidden else fill, edgecolor=MUTED if hidden else INK,
                                 linewidth=1.1, linestyle="--" if hidden else "-"))
     ax.text(x + 0.12, y - 0.12, label, ha="left", va="top", fontsize=8.5, fontweight="bold",
             color=MUTED if hidden else INK)

@@ -1,4 +1,7 @@
-"""Figures of the pretraining-objective chapters (ftip-001B … ftip-001L) draw what they are given and refuse malformed input."""
+"""Figures of the pretraining-objective chapters (ftip-001B … ftip-001L).
+
+Each draws what it is given and refuses malformed input.
+"""
 import matplotlib
 
 matplotlib.use("Agg")
