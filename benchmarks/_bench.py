@@ -45,11 +45,12 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def interleaved_seconds(fns: dict[str, Callable[[], object]], device: torch.device, repeats: int,
-                        warmup: int = 2) -> dict[str, float]:
-    """Median wall time of each ``fn()``, calling them in turn ``repeats`` times after ``warmup`` rounds.
+def interleaved_samples(fns: dict[str, Callable[[], object]], device: torch.device, repeats: int,
+                        warmup: int = 2) -> dict[str, list[float]]:
+    """Wall time of every timed ``fn()`` call, calling the functions in turn ``repeats`` times after ``warmup`` rounds.
 
-    Interleaving gives every implementation the same machine conditions (other load, clocks).
+    Interleaving gives every implementation the same machine conditions (other load, clocks);
+    entry ``i`` of each list comes from round ``i``, so ratios can be taken round by round.
     """
     times: dict[str, list[float]] = {name: [] for name in fns}
     for i in range(warmup + repeats):
@@ -60,7 +61,26 @@ def interleaved_seconds(fns: dict[str, Callable[[], object]], device: torch.devi
             sync(device)
             if i >= warmup:
                 times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return times
+
+
+def interleaved_seconds(fns: dict[str, Callable[[], object]], device: torch.device, repeats: int,
+                        warmup: int = 2) -> dict[str, float]:
+    """Median wall time of each ``fn()`` over the rounds of :func:`interleaved_samples`."""
+    return {name: statistics.median(ts) for name, ts in interleaved_samples(fns, device, repeats, warmup).items()}
+
+
+def ratio_spread(base: list[float], other: list[float]) -> tuple[float, float, float]:
+    """``(q1, median, q3)`` of the round-by-round speed ratios ``base[i] / other[i]``.
+
+    Both calls of a round ran back to back, so a load spike on the shared machine slows both and
+    mostly cancels in their ratio; the quartiles show what it did not cancel.
+    """
+    ratios = [b / o for b, o in zip(base, other, strict=True)]
+    if len(ratios) < 2:
+        return ratios[0], ratios[0], ratios[0]
+    q1, median, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
+    return q1, median, q3
 
 
 def llama_twins(hf_config: dict, device: torch.device, dtype: torch.dtype, seed: int = 0):

@@ -4,14 +4,16 @@ Run:  python benchmarks/bench_generate.py [--preset small] [--batch 1] [--prompt
 
 Both models come from one random Llama checkpoint; each generates ``--new`` tokens greedily after
 the same prompt with its own KV cache (no early stop). The script checks that both produce the
-same tokens and reports new tokens/s and the ratio, measured in one process.
+same tokens and reports the median time, new tokens/s, and the speed ratio as the median (and
+quartiles) of the ratios taken round by round, all measured in one process.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 
 import torch
-from _bench import PRESETS, add_runtime_args, apply_runtime, interleaved_seconds, llama_twins, print_table
+from _bench import PRESETS, add_runtime_args, apply_runtime, interleaved_samples, llama_twins, print_table, ratio_spread
 
 from ftipbook.model import generate
 
@@ -38,15 +40,18 @@ def main(argv: list[str] | None = None) -> None:
 
     with torch.no_grad():
         same = torch.equal(run_hf().cpu(), run_ours().cpu())
-        seconds = interleaved_seconds({"transformers generate": run_hf, "ftipbook generate": run_ours},
+        samples = interleaved_samples({"transformers generate": run_hf, "ftipbook generate": run_ours},
                                       device, args.repeats, warmup=1)
-    base = seconds["transformers generate"]
     n_new = args.batch * args.new
     print(f"greedy generation, preset {args.preset}, B={args.batch} prompt={args.prompt} new={args.new}, "
-          f"{device} {args.dtype}, threads={torch.get_num_threads()}, identical tokens: {same}")
-    print_table(["implementation", "s/run", "new tokens/s", "speed vs transformers"],
-                [[name, s, n_new / s, base / s] for name, s in seconds.items()])
-
+          f"{device} {args.dtype}, threads={torch.get_num_threads()}, {args.repeats} interleaved rounds, "
+          f"identical tokens: {same}")
+    rows = []
+    for name, times in samples.items():
+        q1, ratio, q3 = ratio_spread(samples["transformers generate"], times)
+        s = statistics.median(times)
+        rows.append([name, s, n_new / s, ratio, f"{q1:.3f}-{q3:.3f}"])
+    print_table(["implementation", "s/run", "new tokens/s", "speed vs transformers", "quartiles"], rows)
 
 if __name__ == "__main__":
     main()

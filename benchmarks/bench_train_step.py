@@ -12,15 +12,17 @@ each against transformers on the same path:
 * ``logits + F.cross_entropy``: both return full logits and the script computes the loss.
 
 ``--compile`` adds the own-loss path under ``torch.compile`` for both models (opt-in; compile
-time is excluded by the warm-up rounds). The table reports the median step time, tokens/s and
-the ratio to transformers on the same path.
+time is excluded by the warm-up rounds). The table reports the median step time, tokens/s, and
+the speed ratio to transformers on the same path as the median (and quartiles) of the ratios
+taken round by round.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 
 import torch
-from _bench import PRESETS, add_runtime_args, apply_runtime, interleaved_seconds, llama_twins, print_table
+from _bench import PRESETS, add_runtime_args, apply_runtime, interleaved_samples, llama_twins, print_table, ratio_spread
 from torch.nn import functional as F
 
 from ftipbook.model import compile_model
@@ -69,13 +71,16 @@ def main(argv: list[str] | None = None) -> None:
     for key, (loss_fn, module) in losses.items():
         opt = torch.optim.AdamW(module.parameters(), lr=1e-4)
         steps[key] = lambda f=loss_fn, o=opt: step(f, o, x, y)
-    seconds = interleaved_seconds(steps, device, args.repeats, warmup=3 if args.compile else 2)
+    samples = interleaved_samples(steps, device, args.repeats, warmup=3 if args.compile else 2)
     n_tokens = args.batch * args.seq
     print(f"train step, preset {args.preset}, B={args.batch} T={args.seq}, {device} {args.dtype}, "
-          f"threads={torch.get_num_threads()}, median of {args.repeats}")
-    print_table(["loss path", "library", "s/step", "tokens/s", "speed vs transformers"],
-                [[path, lib, s, n_tokens / s, seconds[path, "transformers"] / s] for (path, lib), s in seconds.items()])
-
+          f"threads={torch.get_num_threads()}, {args.repeats} interleaved rounds")
+    rows = []
+    for (path, lib), times in samples.items():
+        q1, ratio, q3 = ratio_spread(samples[path, "transformers"], times)
+        s = statistics.median(times)
+        rows.append([path, lib, s, n_tokens / s, ratio, f"{q1:.3f}-{q3:.3f}"])
+    print_table(["loss path", "library", "s/step", "tokens/s", "speed vs transformers", "quartiles"], rows)
 
 if __name__ == "__main__":
     main()

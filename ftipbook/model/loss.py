@@ -4,8 +4,8 @@ The training loss of the decoder (ftip-0012) is ``mean_t [logsumexp(z_t) - z_t[y
 ``z_t = W_U h_t + b_U``. Written as ``F.cross_entropy(model(x), y)`` it materializes the full
 ``[N, |V|]`` logits, their log-softmax and, in the backward pass, a gradient of the same size.
 :func:`linear_cross_entropy` computes the same loss and the same gradients by visiting the rows
-in chunks: each chunk's logits are formed, reduced to its loss, turned in place into
-``(softmax - onehot) / n`` and multiplied straight into the gradients of ``h``, ``W_U`` and
+in chunks: each chunk's logits are formed, turned into log-probabilities (its loss), then in
+place into ``(softmax - onehot) / n`` and multiplied straight into the gradients of ``h``, ``W_U`` and
 ``b_U``, then freed. Nothing of size ``N x |V|`` is ever held, which saves memory traffic, the
 allocation of fresh pages for the large buffers, and five full passes over the logits.
 """
@@ -56,12 +56,12 @@ class _LinearCrossEntropy(torch.autograd.Function):
             rows = slice(start, start + chunk_rows)
             hc = h[rows]
             z = (hc @ weight_t if bias is None else torch.addmm(bias, hc, weight_t)).to(acc)
-            lse = torch.logsumexp(z, dim=1)
-            total += ((lse - z.gather(1, safe[rows]).squeeze(1)) * scale[rows]).sum()
+            log_p = torch.log_softmax(z, dim=1)
+            total -= (log_p.gather(1, safe[rows]).squeeze(1) * scale[rows]).sum()
             if not (need_h or need_w or need_b):
                 continue
-            p = z.sub_(lse.unsqueeze(1)).exp_()  # the softmax rows, written over the logits
-            p.scatter_add_(1, safe[rows], torch.full_like(lse, -1.0).unsqueeze(1))  # softmax - onehot
+            p = log_p.exp_()  # the softmax rows, written over the log-probabilities
+            p.scatter_add_(1, safe[rows], torch.full_like(scale[rows], -1.0).unsqueeze(1))  # softmax - onehot
             p.mul_(scale[rows].unsqueeze(1))
             if need_b:
                 grad_b += p.sum(dim=0)

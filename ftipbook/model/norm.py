@@ -80,7 +80,7 @@ class RMSNorm(nn.Module):
     the CPU, where torch's ``rms_norm`` is a composite of elementwise operations, float32 and
     float64 inputs run those same operations directly (equal outputs bit for bit, without the
     wrapper's overhead, which dominates for one decoded token) and, under autograd, with a
-    closed-form backward (:class:`_CPURMSNorm`, about half the backward time). Other devices
+    closed-form backward (``_CPURMSNorm``, about half the backward time). Other devices
     call ``F.rms_norm``, which is a fused kernel there.
     """
 
