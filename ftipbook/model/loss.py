@@ -14,8 +14,8 @@ from __future__ import annotations
 import torch
 from torch.nn import functional as F
 
-#: Elements per chunk of logits (2 MiB of float32): large enough for efficient matrix products,
-#: small enough to stay in cache and in the allocator's reusable memory.
+#: Elements per chunk of logits, 2 MiB of float32, which is large enough for efficient matrix
+#: products and small enough to stay in cache and in the allocator's reusable memory.
 CHUNK_ELEMENTS = 2**19
 
 

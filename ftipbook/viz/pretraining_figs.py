@@ -36,7 +36,7 @@ from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
 PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
 #: Background fills of segments ``1, 2, ...`` (cycled) in :func:`plot_token_losses`.
 SEGMENT_FILLS = (FILL, "#fed7aa", "#d1fae5", "#ede9fe")
-#: Fill of something absent: a manifest field the source does not disclose, a token cell a record lacks.
+#: Fill of something absent, such as a manifest field the source does not disclose or a token cell a record lacks.
 MISSING_FILL = "#f3f4f6"
 #: Marker shapes of :func:`plot_estimator_cloud`'s marks after the first (the first is a ring), in order.
 MARKS = ("X", "P", "D", "s")
