@@ -171,9 +171,9 @@ def kda_step(
     if reset is not None:
         s = s * (~reset).to(cd).view(b, 1, 1, 1)
     s = s * log_alpha.to(cd).exp().unsqueeze(-1)  # Diag(alpha_t) S_{t-1}
-    pred = torch.einsum("bhk,bhkv->bhv", kf, s)  # (Diag(alpha) S)^T k_t
-    s = s + torch.einsum("bhk,bhv->bhkv", beta.to(cd).unsqueeze(-1) * kf, vf - pred)
-    o = torch.einsum("bhk,bhkv->bhv", qf, s)
+    pred = (kf.unsqueeze(-2) @ s).squeeze(-2)  # (Diag(alpha) S)^T k_t, [B, H, V]
+    s = s + (beta.to(cd).unsqueeze(-1) * kf).unsqueeze(-1) * (vf - pred).unsqueeze(-2)  # rank-one update
+    o = (qf.unsqueeze(-2) @ s).squeeze(-2)
     return o.to(v.dtype), s
 
 
@@ -451,7 +451,10 @@ class ShortConv1d(nn.Module):
             raise ValueError(f"conv_state must be [B, W-1, C] = [{b}, {w1}, {d}], got {tuple(conv_state.shape)}")
         ext = torch.cat([conv_state.to(x.dtype), x], dim=1)  # [B, W-1+T, C]
         weight = self.weight.to(x.dtype)
-        if reset is None:
+        if reset is None and t == 1:  # one decoded token: a dot product per channel, [C, B, W] @ [C, W, 1]
+            y = torch.matmul(ext.permute(2, 0, 1), weight.transpose(1, 2)).permute(1, 2, 0)  # (conv1d's setup costs more)
+            new_state = ext[:, t:]
+        elif reset is None:
             y = F.conv1d(ext.transpose(1, 2), weight, None, groups=d).transpose(1, 2)
             new_state = ext[:, t:]
         else:

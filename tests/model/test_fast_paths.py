@@ -67,3 +67,18 @@ def test_generation_returns_ordinary_tensors_and_matches_the_checked_path():
             for _ in range(6):
                 tokens.append(int(model(torch.tensor([tokens]))[0, -1].argmax()))
         assert run.new_tokens.tolist() == tokens[5:]
+
+
+def test_short_convolution_one_token_path_equals_the_sequence_path():
+    """ShortConv1d computes one decoded token as a per-channel dot product instead of conv1d; same values."""
+    from ftipbook.model.kda import ShortConv1d
+
+    conv = ShortConv1d(6, kernel_size=4, bias=True).double()
+    x = torch.randn(2, 9, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    whole, final_state = conv(x)
+    state, steps = None, []
+    for t in range(9):
+        y, state = conv(x[:, t : t + 1], conv_state=state)
+        steps.append(y)
+    torch.testing.assert_close(torch.cat(steps, dim=1), whole, rtol=0, atol=1e-12)
+    torch.testing.assert_close(state, final_state, rtol=0, atol=0)
