@@ -4,20 +4,22 @@ Run:  python benchmarks/bench_kda.py [--T 1024] [--B 1] [--H 4] [--K 64] [--chun
 
 Times the pure functions :func:`ftipbook.model.kda.kda_recurrent` (a token loop) and
 :func:`ftipbook.model.kda.kda_chunked` (WY/UT chunked form) on the same float32 CPU inputs,
-forward + backward of ``sum(o**2) + sum(S_T)``, reports the minimum and median over repeats, the
-ratio, and the largest output difference between the two forms.
+forward + backward of ``sum(o**2) + sum(S_T)``, called in turn (interleaved rounds); reports the
+minimum and median times, the ratio as the median (and quartiles) of the round-by-round
+ratios, and the largest output difference between the two forms.
 """
 from __future__ import annotations
 
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _bench import interleaved_samples, ratio_spread  # noqa: E402
 
 from ftipbook.model.kda import kda_chunked, kda_recurrent, l2_normalize  # noqa: E402
 
@@ -40,16 +42,6 @@ def fwd_bwd(fn, args, **kw) -> torch.Tensor:
     return o.detach()
 
 
-def time_it(fn, args, repeats: int, **kw) -> tuple[float, float]:
-    fwd_bwd(fn, args, **kw)  # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fwd_bwd(fn, args, **kw)
-        times.append(time.perf_counter() - t0)
-    return min(times), statistics.median(times)
-
-
 def main(argv: list[str] | None = None) -> float:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--T", type=int, default=1024)
@@ -65,17 +57,17 @@ def main(argv: list[str] | None = None) -> float:
     v = a.K if a.V is None else a.V
     args = make_inputs(a.B, a.T, a.H, a.K, v)
 
-    rec_min, rec_med = time_it(kda_recurrent, args, a.repeats)
-    chk_min, chk_med = time_it(kda_chunked, args, a.repeats, chunk_size=a.chunk)
+    fns = {"recurrent": lambda: fwd_bwd(kda_recurrent, args), "chunked": lambda: fwd_bwd(kda_chunked, args, chunk_size=a.chunk)}
+    samples = interleaved_samples(fns, torch.device("cpu"), a.repeats, warmup=1)
     diff = (fwd_bwd(kda_recurrent, args) - fwd_bwd(kda_chunked, args, chunk_size=a.chunk)).abs().max().item()
 
     print(f"KDA fwd+bwd, CPU float32, torch {torch.__version__}, {a.threads} threads: "
-          f"B={a.B} T={a.T} H={a.H} K={a.K} V={v} chunk={a.chunk}, {a.repeats} repeats")
+          f"B={a.B} T={a.T} H={a.H} K={a.K} V={v} chunk={a.chunk}, {a.repeats} interleaved rounds")
     print(f"{'form':<10}{'min ms':>10}{'median ms':>12}")
-    print(f"{'recurrent':<10}{rec_min * 1e3:>10.1f}{rec_med * 1e3:>12.1f}")
-    print(f"{'chunked':<10}{chk_min * 1e3:>10.1f}{chk_med * 1e3:>12.1f}")
-    ratio = rec_min / chk_min
-    print(f"speed-up recurrent/chunked: {ratio:.1f}x (min), {rec_med / chk_med:.1f}x (median); "
+    for name, times in samples.items():
+        print(f"{name:<10}{min(times) * 1e3:>10.1f}{statistics.median(times) * 1e3:>12.1f}")
+    q1, ratio, q3 = ratio_spread(samples["recurrent"], samples["chunked"])
+    print(f"speed-up recurrent/chunked: {ratio:.1f}x (median of rounds, quartiles {q1:.1f}-{q3:.1f}); "
           f"max |o_rec - o_chunk| = {diff:.2e}")
     return ratio
 
