@@ -40,9 +40,16 @@ class LayerNorm(nn.Module):
         return f"{self.weight.shape[0]}, eps={self.eps}"
 
 
-def _rms_norm_cpu(x: torch.Tensor, weight: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(y, x_hat, rstd)`` by the operations torch's CPU ``rms_norm`` performs, in its order (equal bit for bit)."""
-    rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True).add_(eps))
+def _rms_norm_cpu(
+    x: torch.Tensor, weight: torch.Tensor, width: torch.Tensor, eps: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(y, x_hat, rstd)`` by the operations torch's CPU ``rms_norm`` performs, in its order (equal bit for bit).
+
+    ``mean`` is ``sum`` then ``div_`` by the width, as torch computes it on the CPU. The width and
+    ``eps`` come as 0-dim tensors of ``x``'s dtype: a Python number is wrapped in a new tensor at
+    every call, which for one decoded token costs more than the arithmetic.
+    """
+    rstd = torch.rsqrt(x.pow(2).sum(-1, keepdim=True).div_(width).add_(eps))
     x_hat = x * rstd
     return x_hat * weight, x_hat, rstd
 
@@ -57,8 +64,8 @@ class _CPURMSNorm(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, x, weight, eps):
-        y, x_hat, rstd = _rms_norm_cpu(x, weight, eps)
+    def forward(ctx, x, weight, width, eps):
+        y, x_hat, rstd = _rms_norm_cpu(x, weight, width, eps)
         ctx.save_for_backward(x_hat, rstd, weight)
         return y
 
@@ -70,7 +77,7 @@ class _CPURMSNorm(torch.autograd.Function):
         mean_gw_xhat = torch.linalg.vecdot(gw, x_hat).unsqueeze(-1).div_(x_hat.shape[-1])
         grad_x = gw.sub_(x_hat * mean_gw_xhat).mul_(rstd)
         grad_weight = (grad * x_hat).flatten(0, -2).sum(0) if ctx.needs_input_grad[1] else None
-        return grad_x, grad_weight, None
+        return grad_x, grad_weight, None, None
 
 
 class RMSNorm(nn.Module):
@@ -88,15 +95,20 @@ class RMSNorm(nn.Module):
         super().__init__()
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(d))
+        self._cpu_constants: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}  # plain attribute, not state
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         if z.dtype in LOW_PRECISION:
             return self.weight * F.rms_norm(z.float(), z.shape[-1:], eps=self.eps).to(z.dtype)
         if z.device.type != "cpu":
             return F.rms_norm(z, z.shape[-1:], self.weight, self.eps)
+        key = (z.dtype, z.shape[-1])
+        if key not in self._cpu_constants:
+            self._cpu_constants[key] = torch.tensor(z.shape[-1], dtype=z.dtype), torch.tensor(self.eps, dtype=z.dtype)
+        width, eps = self._cpu_constants[key]
         if torch.is_grad_enabled() and (z.requires_grad or self.weight.requires_grad):
-            return _CPURMSNorm.apply(z, self.weight, self.eps)
-        return _rms_norm_cpu(z, self.weight, self.eps)[0]
+            return _CPURMSNorm.apply(z, self.weight, width, eps)
+        return _rms_norm_cpu(z, self.weight, width, eps)[0]
 
     def extra_repr(self) -> str:
         return f"{self.weight.shape[0]}, eps={self.eps}"
