@@ -170,7 +170,7 @@ def compare_attempts(*, f: float, s: float, p_m: float, p_k: float, budget: floa
     c_q = _exact(_positive("c", c))
     p_m, p_k = _share("p_m", p_m), _share("p_k", p_k)
     n_m, n_k = _floor_div(_exact(budget), c_q), _floor_div(_exact(budget), c_q * ratio)
-    d_m, d_k = discovery_probability(p_m, n_m) + 0.0, discovery_probability(p_k, n_k) + 0.0  # + 0.0: no -0.0
+    d_m, d_k = discovery_probability(p_m, n_m), discovery_probability(p_k, n_k)
     even = break_even_success(p_m, n_m, n_k)
     verdict: bool | Undefined = even if isinstance(even, Undefined) else d_k >= d_m
     return AttemptComparison(budget, c, f, s, p_m, p_k, float(ratio), float(1 / ratio), n_m, n_k, d_m, d_k, even, verdict)

@@ -42,7 +42,8 @@ def discovery_probability(p: Probability | Sequence[Probability], n: int | None 
     ``p``; ``discovery_probability([p_1, ..., p_n]) = 1 - prod_i (1 - p_i)`` for attempts with
     different probabilities. Independence is an assumption of this formula, not something it
     checks: correlated attempts can have a lower discovery probability at the same marginal ``p``.
-    Fractions in, Fraction out (exact); floats use ``-expm1(n log1p(-p))`` for accuracy at tiny ``p``.
+    Fractions in, Fraction out (exact); floats use ``-expm1(n log1p(-p))`` for accuracy at tiny ``p``
+    (and never return ``-0.0``).
     """
     if isinstance(p, Sequence) and not isinstance(p, str):
         if n is not None and n != len(p):
@@ -50,7 +51,7 @@ def discovery_probability(p: Probability | Sequence[Probability], n: int | None 
         probs = [_probability(f"p[{i}]", x) for i, x in enumerate(p)]
         if all(isinstance(x, Fraction) for x in probs):
             return 1 - math.prod((1 - x for x in probs), start=Fraction(1))
-        return -math.expm1(math.fsum(math.log1p(-float(x)) if x < 1 else -math.inf for x in probs))
+        return 0.0 - math.expm1(math.fsum(math.log1p(-float(x)) if x < 1 else -math.inf for x in probs))
     if n is None:
         raise ValueError("give the number of attempts n (or a sequence of per-attempt probabilities)")
     p = _probability("p", p)
@@ -59,7 +60,7 @@ def discovery_probability(p: Probability | Sequence[Probability], n: int | None 
         return 1 - (1 - p) ** n
     if p == 1:
         return 1.0 if n > 0 else 0.0
-    return -math.expm1(n * math.log1p(-p))
+    return 0.0 - math.expm1(n * math.log1p(-p))  # 0.0 - x: no -0.0 when p = 0
 
 
 def pass_at_k(item_probs: Probability | Sequence[Probability], k: int) -> Probability:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from ftipbook.compare import throughput as T
 from ftipbook.compare.frontier import Undefined
+from ftipbook.eval.metrics import discovery_probability
 
 shares = st.floats(0, 1, allow_nan=False)
 speeds = st.floats(1e-3, 1e3, allow_nan=False)
@@ -63,6 +64,14 @@ def test_zero_attempts_are_undefined_not_numbers():
     r = T.compare_attempts(f=0.8, s=2.2, p_m=0.1, p_k=0.08, budget=0.6)
     assert (r.n_m, r.n_k) == (0, 1) and isinstance(r.break_even, Undefined)
     assert isinstance(T.break_even_success(0.1, 3, 0), Undefined)
+
+
+def test_no_attempt_or_no_success_discovers_with_positive_zero():
+    """Discovery with no attempt, or with p = 0, is +0.0 (eval.metrics.discovery_probability), not -0.0."""
+    for p_m, p_k, budget in ((0.1, 0.08, 0.5), (0.0, 0.0, 10.0), (-0.0, 0.0, 10.0)):
+        r = T.compare_attempts(f=0.8, s=2.2, p_m=p_m, p_k=p_k, budget=budget)
+        assert [math.copysign(1.0, d) for d in (r.discovery_m, r.discovery_k)] == [1.0, 1.0]
+        assert T.discovery_probability is discovery_probability  # one formula, re-exported
 
 
 @settings(max_examples=200, deadline=None)

@@ -35,6 +35,14 @@ def test_discovery_heterogeneous_and_edge_cases():
     assert discovery_probability(1e-18, 10) == pytest.approx(1e-17, rel=1e-12)
 
 
+@pytest.mark.parametrize("p", [0.0, -0.0, [0.0], [0.0, 0.0], [-0.0, 0.0]])
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_discovery_with_zero_success_is_positive_zero(p, n):
+    """No success probability gives discovery +0.0, never -0.0 (which prints as '-0.0')."""
+    d = discovery_probability(p, n) if not isinstance(p, list) else discovery_probability(p * n)
+    assert d == 0 and math.copysign(1.0, d) == 1.0
+
+
 @pytest.mark.parametrize("args, err", [((1.2, 3), ValueError), ((math.nan, 3), ValueError), ((0.5, -1), ValueError),
                                        ((0.5, 2.0), ValueError), (("0.5", 2), TypeError), ((0.5, None), ValueError),
                                        (([0.5, 0.5], 3), ValueError)])
