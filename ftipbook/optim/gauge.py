@@ -18,7 +18,7 @@ import torch
 
 from ftipbook.optim.factored import FactoredProblem, TorchFactory, Trajectory, run_factored
 from ftipbook.optim.functional import OptimizerSpec, OptimizerState, get
-from ftipbook.optim.hyperparams import Hyperparameters
+from ftipbook.optim.hyperparams import Hyperparameters, _nonneg, _positive
 from ftipbook.optim.msign import psd_power
 
 Tensor = torch.Tensor
@@ -109,13 +109,19 @@ def represented(u: Tensor, v: Tensor) -> Tensor:
 
 
 def gl_action(u: Tensor, v: Tensor, a: Tensor) -> tuple[Tensor, Tensor]:
-    """``gamma_A(U, V) = (U A, V A^{-T})`` for ``A`` in ``GL(k)`` (ftip-00AX); preserves ``U V^T`` (ftip-00AY)."""
+    """``gamma_A(U, V) = (U A, V A^{-T})`` for ``A`` in ``GL(k)`` (ftip-00AX); preserves ``U V^T`` (ftip-00AY).
+
+    ``A`` must be finite, of the factors' dtype, and invertible to working precision (rank ``k``
+    by ``torch.linalg.matrix_rank``'s tolerance); otherwise ``ValueError`` or ``TypeError``.
+    """
     _pair(u, v)
     _square(a, u.shape[1])
-    inv_t, info = torch.linalg.solve_ex(a, v.T)  # A^{-1} V^T, so V A^{-T} is its transpose
-    if int(info) != 0:
+    _same_dtype(u, v, a, "A")
+    if not bool(torch.isfinite(a).all()):
+        raise ValueError("A has non-finite entries (NaN or inf); the general linear gauge needs a finite invertible A")
+    if int(torch.linalg.matrix_rank(a)) < a.shape[0]:
         raise ValueError("A is singular; the general linear gauge needs an invertible A")
-    return u @ a, inv_t.T
+    return u @ a, torch.linalg.solve(a, v.T).T  # A^{-1} V^T, so V A^{-T} is its transpose
 
 
 def orth_action(u: Tensor, v: Tensor, q: Tensor, tol: float | None = None) -> tuple[Tensor, Tensor]:
@@ -125,6 +131,7 @@ def orth_action(u: Tensor, v: Tensor, q: Tensor, tol: float | None = None) -> tu
     """
     _pair(u, v)
     _square(q, u.shape[1])
+    _same_dtype(u, v, q, "Q")
     if not is_orthogonal(q, 1e3 * torch.finfo(q.dtype).eps if tol is None else tol):
         raise ValueError("Q is not orthogonal (||Q^T Q - I|| > tol); use gl_action for a general invertible A")
     return u @ q, v @ q
@@ -460,8 +467,19 @@ def adam_witness(dtype: torch.dtype = torch.float64) -> AdamWitness:
                        witness_rotation(dtype))
 
 
+#: Why :func:`witness_products` and :func:`witness_crossing` need ``eps > 0``.
+_WITNESS_EPS = " (Adam's stabiliser; the ftip-00BF witness is stated for eps > 0)"
+
+
 def witness_products(lr: float, eps: float) -> tuple[float, float]:
-    """The note's closed forms ``W1 = (1 - lr/(1+eps))^2`` and ``W~1 = (1 - lr/(2^{-1/2}+eps))^2`` (ftip-00BF)."""
+    """The note's closed forms ``W1 = (1 - lr/(1+eps))^2`` and ``W~1 = (1 - lr/(2^{-1/2}+eps))^2`` (ftip-00BF).
+
+    They describe one zero-state Adam step, so ``lr`` must be a finite number ``>= 0`` and ``eps``
+    (Adam's stabiliser) a finite number ``> 0``; anything else raises ``ValueError`` (``TypeError``
+    for a non-number).
+    """
+    _nonneg("lr", lr)
+    _positive("eps", eps, _WITNESS_EPS)
     return (1 - lr / (1 + eps)) ** 2, (1 - lr / (2 ** -0.5 + eps)) ** 2
 
 
@@ -470,7 +488,9 @@ def witness_crossing(eps: float) -> float:
 
     There ``1 - lr/(1+eps) = -(1 - lr/(2^{-1/2}+eps))``, so the squares agree although the
     factors differ; the note's range ``0 < lr < 2^{-1/2} + eps`` is sufficient, not necessary.
+    ``eps`` must be a finite number ``> 0``, as in :func:`witness_products`.
     """
+    _positive("eps", eps, _WITNESS_EPS)
     return 2 / (1 / (1 + eps) + 1 / (2 ** -0.5 + eps))
 
 
@@ -520,6 +540,12 @@ def _square(a: object, k: int | None = None) -> None:
         raise ValueError(f"expected a square matrix, got {getattr(a, 'shape', a)!r}")
     if k is not None and a.shape[0] != k:
         raise ValueError(f"the group element must be {k} x {k} to act on k={k} factor columns, got {tuple(a.shape)}")
+
+
+def _same_dtype(u: Tensor, v: Tensor, g: Tensor, name: str) -> None:
+    if not g.is_floating_point() or not u.dtype == v.dtype == g.dtype:
+        raise TypeError(f"{name} has dtype {g.dtype} but the factors U and V have {u.dtype} and {v.dtype}; "
+                        f"give all three one floating dtype (e.g. {name}.to(U.dtype))")
 
 
 def _pair(u: object, v: object) -> None:

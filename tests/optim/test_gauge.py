@@ -474,6 +474,56 @@ def test_attention_head_gauge():
         g.attention_gauge(attn, torch.eye(3, dtype=D))
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_gl_action_refuses_a_non_finite_group_element(bad):
+    u, v = torch.ones(2, 2, dtype=D), torch.ones(3, 2, dtype=D)
+    a = torch.eye(2, dtype=D)
+    a[0, 1] = bad
+    with pytest.raises(ValueError, match="non-finite entries"):
+        g.gl_action(u, v, a)
+
+
+def test_gl_action_refuses_a_numerically_singular_group_element():
+    """A rank-one A whose LU pivots are round-off, not exact zeros, is still refused (no 1e16-sized output)."""
+    gen = torch.Generator().manual_seed(0)
+    x, y = torch.randn(3, 1, dtype=D, generator=gen), torch.randn(1, 3, dtype=D, generator=gen)
+    rank_one = x @ y + x @ (y * 1e-17)  # singular in exact arithmetic; not an exact zero pivot in float64
+    u, v = torch.randn(4, 3, dtype=D, generator=gen), torch.randn(5, 3, dtype=D, generator=gen)
+    with pytest.raises(ValueError, match="A is singular"):
+        g.gl_action(u, v, rank_one)
+    ua, va = g.gl_action(u, v, g.random_gl(3, seed=1, cond=1e8))  # badly conditioned but invertible: accepted
+    assert torch.allclose(ua @ va.T, u @ v.T, rtol=1e-6, atol=1e-6)
+
+
+def test_gauge_actions_name_mismatched_dtypes():
+    u32, v32 = torch.ones(2, 2), torch.ones(3, 2)
+    with pytest.raises(TypeError, match="A has dtype torch.float64 but the factors U and V have torch.float32"):
+        g.gl_action(u32, v32, torch.eye(2, dtype=D))
+    with pytest.raises(TypeError, match="Q has dtype torch.float32 but the factors U and V have torch.float64"):
+        g.orth_action(u32.double(), v32.double(), torch.eye(2))
+    with pytest.raises(TypeError, match="one floating dtype"):
+        g.gl_action(u32.double(), v32.double(), torch.eye(2, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("lr, eps, err", [
+    (0.1, -0.5, ValueError), (0.1, -1.0, ValueError), (0.1, 0.0, ValueError), (math.nan, 1e-8, ValueError),
+    (0.1, math.nan, ValueError), (math.inf, 1e-8, ValueError), (-0.1, 1e-8, ValueError), ("0.1", 1e-8, TypeError),
+])
+def test_witness_products_refuse_values_outside_the_stated_ranges(lr, eps, err):
+    with pytest.raises(err, match="lr|eps"):
+        g.witness_products(lr, eps)
+
+
+@pytest.mark.parametrize("eps", [-0.5, 0.0, math.nan, math.inf])
+def test_witness_crossing_refuses_a_bad_eps(eps):
+    with pytest.raises(ValueError, match="eps must be"):
+        g.witness_crossing(eps)
+
+
+def test_witness_products_at_zero_lr_is_the_start():
+    assert g.witness_products(0.0, 1e-8) == (1.0, 1.0)  # no step: both products stay at W0 = 1
+
+
 def test_group_element_inputs():
     with pytest.raises(ValueError, match="k must be an int >= 1"):
         g.random_orthogonal(0)
