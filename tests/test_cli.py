@@ -2,26 +2,17 @@
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 
 import pytest
-import torch
 
 from ftipbook.artifact import load_artifact
 from ftipbook.cli import main
+from tests.local_runs import free_port, one_thread  # noqa: F401 (one_thread: autouse fixture)
 
 TINY = ["--docs", "200", "--vocab-size", "280", "--batch-size", "4", "--seq-len", "32", "--d-model", "32",
         "--d-ff", "64", "--warmup-steps", "2", "--no-progress"]
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _log(path):
@@ -81,9 +72,7 @@ def test_module_entry_point_help():
 
 @pytest.mark.skipif(shutil.which("torchrun", path=os.path.dirname(sys.executable)) is None, reason="no torchrun")
 def test_torchrun_two_processes_match_one(tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     args = ["train", "--steps", "5", *TINY]
     torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
     subprocess.run([torchrun, "--nproc_per_node", "2", "--master_port", str(port), "-m", "ftipbook.cli", *args,

@@ -8,14 +8,7 @@ from ftipbook import zoo
 from ftipbook.data.corpus import Document
 from ftipbook.model import ModelConfig, build_model
 from ftipbook.train import answer_accuracy
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+from tests.local_runs import one_thread  # noqa: F401 (autouse fixture)
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,15 @@
 """Two gloo processes on one global batch give the loss curve of one process (ftip-001J: reduction order)."""
 import json
 import os
-import socket
 
 import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from conftest import CountingStream, tiny_model
 
 from ftipbook.train import TrainConfig, Trainer, build_optimizer
+from tests.local_runs import free_port
+from tests.train.helpers import CountingStream, tiny_model
 
 CFG = TrainConfig(steps=8, batch_size=8, lr=5e-3, schedule="warmup_cosine", warmup_steps=2, progress=False)
 
@@ -31,15 +31,9 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
         dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_two_process_ddp_matches_one_process(tmp_path):
     single = _run()
-    mp.spawn(_worker, args=(2, _free_port(), str(tmp_path / "losses")), nprocs=2, join=True)
+    mp.spawn(_worker, args=(2, free_port(), str(tmp_path / "losses")), nprocs=2, join=True)
     ranks = [json.loads((tmp_path / f"losses.{r}").read_text()) for r in range(2)]
     assert ranks[0] == ranks[1]  # every rank logs the global loss
     assert ranks[0] == pytest.approx(single, abs=1e-6)

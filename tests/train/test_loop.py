@@ -2,10 +2,10 @@ import math
 
 import pytest
 import torch
-from conftest import CountingStream, tiny_model
 from torch.nn import functional as F
 
 from ftipbook.train import RunRandomness, TrainConfig, Trainer, build_optimizer, decay_groups, evaluate
+from tests.train.helpers import CountingStream, tiny_model
 
 
 def make_trainer(steps=20, stream_seed=0, model_seed=0, **cfg_overrides):

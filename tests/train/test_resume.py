@@ -6,12 +6,12 @@ import random
 import numpy as np
 import pytest
 import torch
-from conftest import CountingStream, tiny_model
 
 from ftipbook.artifact import load_artifact
 from ftipbook.data.mixture import toy_mixture
 from ftipbook.model import ModelConfig, build_model
 from ftipbook.train import RunRandomness, TrainConfig, Trainer, batch_stream, build_optimizer, train_tokenizer
+from tests.train.helpers import CountingStream, tiny_model
 
 SEEDS = RunRandomness(init=3, data_order=4, window_offset=5, optimizer=6)
 
