@@ -1,31 +1,18 @@
 """The decoder-architecture figures draw, and refuse input they cannot draw (ftipbook.viz.architecture)."""
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from ftipbook.model.config import POSITION_STAGE  # noqa: E402
-from ftipbook.viz import architecture as archviz  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _texts(ax):
-    return [t.get_text() for t in ax.texts]
+from ftipbook.model.config import POSITION_STAGE
+from ftipbook.viz import architecture as archviz
+from tests.viz.figure_checks import ax_texts
 
 
 def test_shape_flow_draws_every_stage_and_the_repeat_bracket():
     stages = [("ids", "(B, T)"), ("embedding", "(B, T, d)"), ("block", "(B, T, d)"), ("logits", "(B, T, V)")]
     ax = archviz.draw_shape_flow(stages, repeat=(2, 2, "x L"))
-    texts = _texts(ax)
+    texts = ax_texts(ax)
     assert all(name in texts and shape in texts for name, shape in stages) and "x L" in texts
     with pytest.raises(ValueError, match="at least two"):
         archviz.draw_shape_flow([("ids", "(B, T)")])
@@ -58,7 +45,7 @@ def test_position_table_and_score_matrix():
 
 def test_defects_label_exact_zeros_and_refuse_negative_values():
     ax = archviz.plot_defects(["exact", "small", "large"], [0.0, 1e-15, 0.3], tolerance=1e-10)
-    texts = _texts(ax)
+    texts = ax_texts(ax)
     assert "0 (exact)" in texts and "3.0e-01" in texts and len(ax.patches) == 3
     with pytest.raises(ValueError, match="nonnegative"):
         archviz.plot_defects(["a"], [-1.0])
@@ -68,7 +55,7 @@ def test_defects_label_exact_zeros_and_refuse_negative_values():
 
 def test_position_stages_follow_the_config_record():
     ax = archviz.draw_position_stages(POSITION_STAGE)
-    texts = " ".join(_texts(ax))
+    texts = " ".join(ax_texts(ax))
     for scheme in POSITION_STAGE:
         assert scheme in texts
     with pytest.raises(ValueError, match="stage_of"):
@@ -80,7 +67,7 @@ def test_position_stages_follow_the_config_record():
 def test_fused_projection_blocks_must_cover_the_columns():
     w = np.random.default_rng(0).normal(size=(4, 6))
     ax = archviz.plot_fused_projection(w, [("$W^Q_1$", 2), ("$W^K_1$", 2), ("$W^V_1$", 2)])
-    assert {"$W^Q_1$", "$W^K_1$", "$W^V_1$"} <= set(_texts(ax))
+    assert {"$W^Q_1$", "$W^K_1$", "$W^V_1$"} <= set(ax_texts(ax))
     with pytest.raises(ValueError, match="add up"):
         archviz.plot_fused_projection(w, [("a", 5)])
     with pytest.raises(ValueError, match="2-D"):

@@ -1,24 +1,11 @@
 """Figure helpers of ftipbook.viz.diagrams: what they draw and what they refuse (ftip-000X … ftip-0013)."""
 import matplotlib
+import numpy as np
+import pytest
+import torch
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from ftipbook.viz import diagrams  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _texts(ax):
-    return [t.get_text() for t in ax.texts]
+from ftipbook.viz import diagrams
+from tests.viz.figure_checks import ax_texts, legend_texts
 
 
 def test_plot_profiles_draws_lines_and_points():
@@ -27,7 +14,7 @@ def test_plot_profiles_draws_lines_and_points():
     assert len(ax.lines) == 1 and len(ax.collections) == 1
     np.testing.assert_allclose(ax.collections[0].get_offsets()[:, 1], [1.0, 2.1, 2.9])
     assert ax.get_xscale() == ax.get_yscale() == "log"
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["formula", "measured"]
+    assert legend_texts(ax) == ["formula", "measured"]
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -44,7 +31,7 @@ def test_plot_profiles_refuses_bad_input(kwargs, message):
 def test_plot_matrix_annotates_every_cell():
     m = np.array([[0.0, 0.25], [1.5, 0.75]])
     ax = diagrams.plot_matrix(m, row_labels=["r1", "r2"], col_labels=["c1", "c2"], fmt="{:.2f}", colorbar="v")
-    assert _texts(ax) == ["0.00", "0.25", "1.50", "0.75"]
+    assert ax_texts(ax) == ["0.00", "0.25", "1.50", "0.75"]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["c1", "c2"]
     with pytest.raises(ValueError, match="2 row labels and 3 column labels"):
         diagrams.plot_matrix(m, row_labels=["a", "b"], col_labels=["a", "b", "c"])
@@ -56,7 +43,7 @@ def test_plot_grouped_bars_heights_and_labels():
     ax = diagrams.plot_grouped_bars(["total", "active"], {"dense": [10, 10], "MoE": [40, 12]}, ylabel="params")
     heights = sorted(p.get_height() for p in ax.patches)
     assert heights == [10, 10, 12, 40]
-    assert {"10", "12", "40"} <= set(_texts(ax))
+    assert {"10", "12", "40"} <= set(ax_texts(ax))
     with pytest.raises(ValueError, match="series 'MoE' has"):
         diagrams.plot_grouped_bars(["total", "active"], {"MoE": [1, 2, 3]}, ylabel="p")
     with pytest.raises(ValueError, match="at least one category"):
@@ -69,7 +56,7 @@ def test_draw_placement_orders_norm_sublayer_and_sum(placement, order):
     boxes = [t for t in ax.texts if t.get_text() in ("$N$", "$F$", "$+$")]
     assert [t.get_text() for t in sorted(boxes, key=lambda t: t.get_position()[1])] == order
     formula = "$X+F(N(X))$" if placement == "pre" else "$N(X+F(X))$"
-    assert formula in _texts(ax) and f"{placement}-normalization" in _texts(ax)
+    assert formula in ax_texts(ax) and f"{placement}-normalization" in ax_texts(ax)
     with pytest.raises(ValueError, match="'pre' or 'post'"):
         diagrams.draw_placement("middle")
 
@@ -81,7 +68,7 @@ def test_draw_routing_highlights_selected_experts_and_counts_the_rest():
     highlighted = [i for i, p in enumerate(bars.patches) if p.get_facecolor() == accent]
     assert highlighted == [1, 3]
     assert [p.get_height() for p in bars.patches] == pytest.approx(scores.tolist())
-    texts = _texts(flow)
+    texts = ax_texts(flow)
     assert "$F_{2}(z)$" in texts and "$F_{4}(z)$" in texts and "$F_{1}(z)$" not in texts
     assert "3 others: not evaluated" in texts and "shared: every token" in texts
     assert "$\\alpha=0.60$" in texts and "$\\alpha=0.40$" in texts
@@ -90,7 +77,7 @@ def test_draw_routing_highlights_selected_experts_and_counts_the_rest():
 def test_draw_routing_without_shared_expert_and_custom_note():
     bars, flow = diagrams.draw_routing([1.0, 0.0], [0], [1.0], score_note="illustrative scores")
     assert bars.get_title() == "illustrative scores"
-    assert not any("shared" in t for t in _texts(flow))
+    assert not any("shared" in t for t in ax_texts(flow))
 
 
 @pytest.mark.parametrize("experts, weights, message", [
@@ -112,7 +99,7 @@ def _stages():
 def test_draw_dataflow_draws_every_stage_overlay_and_legend():
     ax = diagrams.draw_dataflow(_stages(), repeat=(2, 4), repeat_label="× L", skips=[(2, 4)],
                                 detail_title="shapes", record_title="record")
-    texts = _texts(ax)
+    texts = ax_texts(ax)
     for name in ("ids", "embed", "norm", "attention", "+ residual", "logits", "(2, 3)", "× L", "shapes", "record"):
         assert name in texts
     fills = {t: None for t in ("vocabulary: not identified", "d = 4096", "64 heads per KV head")}
@@ -123,13 +110,13 @@ def test_draw_dataflow_draws_every_stage_overlay_and_legend():
     to_rgba = matplotlib.colors.to_rgba
     assert fills == {"vocabulary: not identified": to_rgba(diagrams.UNKNOWN), "d = 4096": to_rgba(diagrams.FILL),
                      "64 heads per KV head": to_rgba(diagrams.HIGHLIGHT)}
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = legend_texts(ax)
     assert legend == ["stated by the source", "derived from stated fields", "not identified"]
 
 
 def test_draw_dataflow_without_overlay_has_no_legend():
     ax = diagrams.draw_dataflow([diagrams.Stage("a"), diagrams.Stage("b")])
-    assert ax.get_legend() is None and {"a", "b"} <= set(_texts(ax))
+    assert ax.get_legend() is None and {"a", "b"} <= set(ax_texts(ax))
 
 
 @pytest.mark.parametrize("kwargs, message", [

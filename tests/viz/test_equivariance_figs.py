@@ -1,18 +1,11 @@
 """Figures of the equivariance chapters draw the numbers they are given and refuse malformed input."""
 import matplotlib
+import numpy as np
+import pytest
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from ftipbook.viz import equivariance_figs as ve  # noqa: E402
-from ftipbook.viz.optim import LOG_FLOOR  # noqa: E402
-from ftipbook.viz.style import ACCENT, INK  # noqa: E402
-
-
-def teardown_function():
-    plt.close("all")
+from ftipbook.viz import equivariance_figs as ve
+from ftipbook.viz.optim import LOG_FLOOR
+from ftipbook.viz.style import ACCENT, INK
 
 
 def test_defect_bars_colour_by_the_tolerance_and_floor_zeros():

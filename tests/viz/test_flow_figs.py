@@ -1,19 +1,11 @@
 """Clock and intervention figures draw the numbers they are given and refuse malformed input."""
-import matplotlib
+import math
 
-matplotlib.use("Agg")
-import math  # noqa: E402
+import numpy as np
+import pytest
+import torch
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from ftipbook.viz import flow_figs as ff  # noqa: E402
-
-
-def teardown_function():
-    plt.close("all")
+from ftipbook.viz import flow_figs as ff
 
 
 def _labels(ax):

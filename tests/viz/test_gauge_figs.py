@@ -1,18 +1,11 @@
 """Gauge-chapter figures draw exactly the numbers they are given and refuse malformed input."""
-import matplotlib
+import numpy as np
+import pytest
+import torch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from ftipbook.viz import gauge_figs as gf  # noqa: E402
-from ftipbook.viz.optim import LOG_FLOOR  # noqa: E402
-
-
-def teardown_function():
-    plt.close("all")
+from ftipbook.viz import gauge_figs as gf
+from ftipbook.viz.optim import LOG_FLOOR
+from tests.viz.figure_checks import ax_texts, legend_texts
 
 
 def test_against_condition_draws_each_series_with_zeros_floored():
@@ -60,7 +53,7 @@ def test_plane_draws_points_curves_and_arrows():
     y0, y1 = ax.get_ylim()
     assert x0 <= -1 and x1 >= 4 and y0 <= -1 and y1 >= 3  # the arrow's end is inside the view
     assert ax.get_aspect() == 1.0 and ax.get_title() == "t"
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["circle", "p", "g"]
+    assert legend_texts(ax) == ["circle", "p", "g"]
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -77,7 +70,7 @@ def test_plane_refuses_bad_input(kwargs, match):
 def test_commuting_squares_one_panel_per_rule_with_its_gap():
     fig = gf.draw_commuting_squares({"SGD": 1e-16, "Adam": 2.5e-2}, title="square")
     assert len(fig.axes) == 2
-    texts = [[t.get_text() for t in ax.texts] for ax in fig.axes]
+    texts = [ax_texts(ax) for ax in fig.axes]
     assert any("1.00e-16" in t for t in texts[0]) and any("2.50e-02" in t for t in texts[1])
     assert sum(t == "Adam" for t in texts[1]) == 2  # the rule names both horizontal arrows
     assert [ax.get_title() for ax in fig.axes] == ["SGD", "Adam"]

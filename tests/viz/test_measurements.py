@@ -1,17 +1,10 @@
 """Figures of the paired-measurement chapters draw what they are given and refuse malformed input."""
-import matplotlib
+import pytest
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-
-from ftipbook.compare.frontier import NotReached, ScoredCostMeasurement  # noqa: E402
-from ftipbook.eval.stats import Interval, RepeatedMeasurement  # noqa: E402
-from ftipbook.viz import measurements as vizm  # noqa: E402
-
-
-def teardown_function():
-    plt.close("all")
+from ftipbook.compare.frontier import NotReached, ScoredCostMeasurement
+from ftipbook.eval.stats import Interval, RepeatedMeasurement
+from ftipbook.viz import measurements as vizm
+from tests.viz.figure_checks import ax_texts, legend_texts
 
 
 def pts(system, scores):
@@ -21,7 +14,7 @@ def pts(system, scores):
 def test_scored_costs_marks_the_reached_point_and_names_not_reached():
     a, b = pts("a", [0.1, 0.6, 0.9]), pts("b", [0.1, 0.2, 0.3])
     ax = vizm.plot_scored_costs({"a": a, "b": b}, 0.5, {"a": a[1], "b": NotReached(0.5, "b", 0.3, 3)})
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    labels = legend_texts(ax)
     assert "b (q not reached)" in labels and "target q = 0.5" in labels
     assert any(list(line.get_xdata()) == [2.0, 2.0] for line in ax.lines)  # the vertical line at the reached cost
     with pytest.raises(ValueError):
@@ -58,7 +51,7 @@ def test_contrasts_annotate_the_signed_difference():
 
     rows = [MeasuredContrast("A", "pts", "k", "m", 67.4, 65.7, "p"), MeasuredContrast("B", "pts", "k", "m", 45.2, 45.7, "p")]
     ax = vizm.plot_contrasts(rows)
-    assert [t.get_text() for t in ax.texts] == ["+1.7", "-0.5"]
+    assert ax_texts(ax) == ["+1.7", "-0.5"]
     with pytest.raises(ValueError):
         vizm.plot_contrasts([])
 
@@ -66,6 +59,6 @@ def test_contrasts_annotate_the_signed_difference():
 def test_evidence_chain_fills_boxes_by_status():
     ax = vizm.draw_evidence_chain([("a", "1", "reported"), ("b", "2", "assumed"), ("c", "3", "derived")])
     assert [t.get_text() for t in ax.texts if t.get_text()] == ["a", "1", "b", "2", "c", "3"]  # arrows are empty texts
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == list(vizm.EVIDENCE_LABEL.values())
+    assert legend_texts(ax) == list(vizm.EVIDENCE_LABEL.values())
     with pytest.raises(ValueError, match="status"):
         vizm.draw_evidence_chain([("a", "1", "guessed")])

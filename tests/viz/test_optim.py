@@ -1,22 +1,15 @@
 """Optimizer-geometry figures draw the numbers they are given and refuse malformed input."""
-import matplotlib
+import math
 
-matplotlib.use("Agg")
-import math  # noqa: E402
+import numpy as np
+import pytest
+import torch
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from ftipbook.optim import flows as fl  # noqa: E402
-from ftipbook.optim import gauge as g  # noqa: E402
-from ftipbook.optim.factored import quadratic_problem  # noqa: E402
-from ftipbook.viz import optim as vo  # noqa: E402
-
-
-def teardown_function():
-    plt.close("all")
+from ftipbook.optim import flows as fl
+from ftipbook.optim import gauge as g
+from ftipbook.optim.factored import quadratic_problem
+from ftipbook.viz import optim as vo
+from tests.viz.figure_checks import ax_texts
 
 
 def _report(name, values, equivariant):
@@ -38,7 +31,7 @@ def test_gauge_reports_one_line_each_with_zeros_floored():
 
 def test_commuting_square_prints_the_measured_gap():
     ax = vo.draw_commuting_square(gap=3.2e-3)
-    texts = [t.get_text() for t in ax.texts]
+    texts = ax_texts(ax)
     assert any("3.20e-03" in t for t in texts) and "$(U_0, V_0)$" in texts and len(ax.patches) >= 8
     assert not any("gap" in t.get_text() for t in vo.draw_commuting_square().texts)
 

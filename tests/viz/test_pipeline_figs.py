@@ -1,26 +1,12 @@
 """Figures of the pretraining-data chapters (ftip-0015 … ftip-006K): they draw what they are given
 and refuse malformed input."""
-import matplotlib
+import numpy as np
+import pytest
+from matplotlib.colors import to_hex
+from matplotlib.container import BarContainer
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.colors import to_hex  # noqa: E402
-from matplotlib.container import BarContainer  # noqa: E402
-
-from ftipbook.viz import pipeline_figs as pf  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _texts(ax):
-    return [t.get_text() for t in ax.texts]
+from ftipbook.viz import pipeline_figs as pf
+from tests.viz.figure_checks import ax_texts, legend_texts
 
 
 def test_draw_records_colours_segments_and_writes_the_mask():
@@ -30,7 +16,7 @@ def test_draw_records_colours_segments_and_writes_the_mask():
     fills = [to_hex(p.get_facecolor()) for p in cells]
     assert fills[0] == fills[1] == fills[2] == to_hex(pf.SEGMENT_FILLS[0])
     assert fills[3] == to_hex(pf.SEGMENT_FILLS[1]) and fills[4] == to_hex(pf.PAD_FILL)
-    texts = _texts(ax)
+    texts = ax_texts(ax)
     assert texts.count("1") == 2 and texts.count("0") == 3  # the mask row
     assert f"b{pf.SPACE}c" in texts and "pad" in texts and "row" in texts
     boundaries = [line for line in ax.lines if line.get_linewidth() > 2]
@@ -39,7 +25,7 @@ def test_draw_records_colours_segments_and_writes_the_mask():
 
 def test_draw_records_shortens_long_pieces_and_stacks_rows():
     ax = pf.draw_records({"a": (["abcdefgh"], [1], [False]), "b": (["x"], [1], [False])}, max_chars=3)
-    assert "ab\u2026" in _texts(ax) and {"a", "b"} <= set(_texts(ax))
+    assert "ab\u2026" in ax_texts(ax) and {"a", "b"} <= set(ax_texts(ax))
 
 
 @pytest.mark.parametrize("rows, message", [
@@ -59,7 +45,7 @@ def test_plot_allowed_marks_cross_document_pairs():
     grid = axes[0].images[0].get_array()
     assert grid.tolist() == [[1, 0, 0], [1, 1, 0], [2, 2, 1]]  # row 3 (document 1) sees document 0 across
     assert axes[1].images[0].get_array().tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
-    assert [t.get_text() for t in axes[-1].get_legend().get_texts()] == ["same document", "across documents"]
+    assert legend_texts(axes[-1]) == ["same document", "across documents"]
     with pytest.raises(ValueError, match=r"\[T, T\]"):
         pf.plot_allowed({"bad": (np.ones((2, 3)), [0, 0])})
     with pytest.raises(ValueError, match="at least one"):
@@ -69,7 +55,7 @@ def test_plot_allowed_marks_cross_document_pairs():
 def test_plot_effect_matrix_cells_and_refusals():
     ax = pf.plot_effect_matrix({"seed a": {"x": True, "y": False}, "seed b": {"x": False, "y": False}})
     assert ax.images[0].get_array().tolist() == [[1.0, 0.0], [0.0, 0.0]]
-    assert _texts(ax).count("changes") == 1 and _texts(ax).count("same") == 3
+    assert ax_texts(ax).count("changes") == 1 and ax_texts(ax).count("same") == 3
     with pytest.raises(ValueError, match="same nonempty columns"):
         pf.plot_effect_matrix({"a": {"x": True}, "b": {"y": True}})
     with pytest.raises(ValueError, match="at least one row"):
@@ -80,7 +66,7 @@ def test_plot_shares_bars_labels_and_error_bars():
     ax = pf.plot_shares(["s1", "s2"], {"p": [0.25, 0.75], "q": [0.5, 0.5]}, errors={"q": [0.1, 0.2]}, decimals=3)
     heights = sorted(round(p.get_height(), 3) for p in ax.patches)
     assert heights == [0.25, 0.5, 0.5, 0.75]
-    assert {"0.250", "0.750", "0.500"} <= set(_texts(ax))
+    assert {"0.250", "0.750", "0.500"} <= set(ax_texts(ax))
     bars = [c for c in ax.containers if isinstance(c, BarContainer)]
     assert [c.errorbar is not None for c in bars] == [False, True]  # only q has error bars
     segments = bars[1].errorbar.lines[2][0].get_segments()
@@ -141,7 +127,7 @@ def test_plot_order_outcomes_colours_equal_outputs_alike():
     ax = pf.plot_order_outcomes(sizes, {"AB": "h1", "BA": "h1", "AC": "h2"})
     colours = [to_hex(line.get_color()) for line in ax.lines]
     assert colours[0] == colours[1] != colours[2]
-    assert any("AB" in t and "h1" in t for t in _texts(ax))
+    assert any("AB" in t and "h1" in t for t in ax_texts(ax))
     with pytest.raises(ValueError, match="label exactly"):
         pf.plot_order_outcomes({"AB": [1, 2]}, {"BA": "h"})
     with pytest.raises(ValueError, match="same number"):

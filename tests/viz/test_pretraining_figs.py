@@ -2,28 +2,14 @@
 
 Each draws what it is given and refuses malformed input.
 """
-import matplotlib
+import numpy as np
+import pytest
+from matplotlib.patches import Rectangle
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
-
-from ftipbook.viz import pretraining_figs as pf  # noqa: E402
+from ftipbook.viz import pretraining_figs as pf
+from tests.viz.figure_checks import ax_texts, legend_texts
 
 NEG = float("-inf")
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _texts(ax):
-    return [t.get_text() for t in ax.texts]
 
 
 def _block_mask():
@@ -37,7 +23,7 @@ def test_plot_document_mask_outlines_one_block_per_document_and_hatches_removed_
     removed = np.zeros((3, 3), dtype=bool)
     removed[2, :2] = True
     ax = pf.plot_document_mask(m, docs, removed=removed, token_labels=["a1", "a2", "b1"], title="t")
-    texts = _texts(ax)
+    texts = ax_texts(ax)
     assert texts.count("0") == 4 and texts.count("−∞") == 5
     assert {"A", "B"} <= set(texts)
     outlines = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_linewidth() == 2.0]
@@ -65,8 +51,8 @@ def test_plot_token_losses_draws_every_series_and_marks_unpredicted_positions():
     assert heights == [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 3.0]
     marks = [line for line in ax.lines if line.get_marker() == "x"]
     assert len(marks) == 1 and list(marks[0].get_xdata()) == [0, 3]
-    assert {"segment 1", "segment 2"} <= set(_texts(ax))
-    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["causal", "doc", "not predicted ($m_t=0$)"]
+    assert {"segment 1", "segment 2"} <= set(ax_texts(ax))
+    assert sorted(legend_texts(ax)) == ["causal", "doc", "not predicted ($m_t=0$)"]
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -101,7 +87,7 @@ def test_plot_token_weights_groups_bars_by_record_and_labels_them():
     ax = pf.plot_token_weights(["r1", "r2"], {"token": [0.25, 0.25], "record": [0.5, 0.125]}, fmt="{:.3f}")
     heights = sorted(round(p.get_height(), 6) for p in ax.patches)
     assert heights == [0.125, 0.25, 0.25, 0.5]
-    assert {"0.125", "0.250", "0.500"} <= set(_texts(ax))
+    assert {"0.125", "0.250", "0.500"} <= set(ax_texts(ax))
     assert [t.get_text() for t in ax.get_xticklabels()] == ["r1", "r2"] and ax.get_yscale() == "log"
 
 
@@ -122,7 +108,7 @@ def test_plot_estimator_cloud_draws_points_and_a_ring_for_the_first_mark():
     ring, mean = ax.collections[1], ax.collections[2]
     assert len(ring.get_facecolor()) == 0 or ring.get_facecolor()[0][3] == 0  # hollow
     assert mean.get_zorder() > ring.get_zorder()
-    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["g", "mean", "target"]
+    assert sorted(legend_texts(ax)) == ["g", "mean", "target"]
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -137,7 +123,7 @@ def test_plot_estimator_cloud_refuses_bad_input(kwargs, message):
 
 def test_plot_loss_grid_writes_cells_means_and_summary_lines():
     ax = pf.plot_loss_grid({"r1": [1, 2, 3], "r2": [4]}, [2, 4], {"full": 2.5, "expected": 3})
-    texts = _texts(ax)
+    texts = ax_texts(ax)
     assert [texts.count(v) for v in ("1", "2", "3", "4", "–")] == [1, 2, 1, 2, 2]  # means 2 and 4 appear again
     assert "full = 2.5" in texts and "expected = 3" in texts
     assert [t.get_text() for t in ax.get_yticklabels()] == ["r1", "r2"]
@@ -182,7 +168,7 @@ def test_plot_run_spread_one_column_per_group_and_a_reference_line():
     assert [len(c) for c in cols] == [3, 1]
     assert len({round(x, 9) for x, _ in cols[0]}) == 3 and all(abs(x) < 0.5 for x, _ in cols[0])  # equal values stay apart
     assert cols[1].tolist() == [[1.0, 3.0]]
-    assert [list(line.get_ydata()) for line in ax.lines] == [[1.5, 1.5]] and "ref" in _texts(ax)
+    assert [list(line.get_ydata()) for line in ax.lines] == [[1.5, 1.5]] and "ref" in ax_texts(ax)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
 
 
@@ -195,7 +181,7 @@ def test_plot_run_spread_refuses_bad_input(groups, message):
 def test_draw_artifact_manifest_separates_runtime_from_provenance_and_marks_undisclosed():
     ax = pf.draw_artifact_manifest({"tokenizer": "BPE", "cfg": "2 layers\nd=64"}, {"optimizer": "Muon", "mixture": ""},
                                    undisclosed=["mixture"], law_label="law", title="t")
-    texts = _texts(ax)
+    texts = ax_texts(ax)
     assert {"tokenizer", "cfg", "optimizer", "mixture", "BPE", "2 layers\nd=64", "Muon", "UNDISCLOSED", "law"} <= set(texts)
     assert {"runtime: determines the law", "provenance: evidence, not an input"} <= set(texts)
     boxes = [p for p in ax.patches if p.get_linestyle() in ("--", "dashed")]
@@ -203,7 +189,7 @@ def test_draw_artifact_manifest_separates_runtime_from_provenance_and_marks_undi
     assert not ax.axison
     ax = pf.draw_artifact_manifest({"tokenizer": "not in the record", "cfg": "x"}, {}, undisclosed=["tokenizer"])
     assert len([p for p in ax.patches if p.get_linestyle() in ("--", "dashed")]) == 1  # runtime fields too
-    assert "not in the record" in _texts(ax)
+    assert "not in the record" in ax_texts(ax)
 
 
 @pytest.mark.parametrize("kwargs, message", [
