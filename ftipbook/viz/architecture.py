@@ -13,10 +13,10 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, FILL, HIGHLIGHT, INK, LOG_FLOOR, MUTED, VIOLET, as_array, axes_or_new
 
 #: Colours of up to six compared variants (mixers, positional schemes, attention variants).
-SERIES = ("#1d4ed8", ACCENT, "#15803d", "#7c3aed", "#b45309", "#0f766e")
+SERIES = ("#1d4ed8", ACCENT, "#15803d", VIOLET, "#b45309", "#0f766e")
 
 
 def _box(ax: Axes, xy: tuple[float, float], size: tuple[float, float], text: str, *,
@@ -150,7 +150,7 @@ def plot_defects(labels: Sequence[str], values, *, tolerance: float | None = Non
         raise ValueError("plot_defects needs a 1-D array of finite nonnegative values")
     ax = axes_or_new(ax, (6.0, 0.45 * len(v) + 1.2))
     smallest = min([*v[v > 0], *([tolerance] if tolerance else [])], default=None)
-    floor = 10.0 ** (np.floor(np.log10(smallest)) - 2) if smallest else 1e-18
+    floor = 10.0 ** (np.floor(np.log10(smallest)) - 2) if smallest else LOG_FLOOR
     shown = np.where(v > 0, v, floor)
     y = np.arange(len(v))[::-1]
     colors = [MUTED if (tolerance is not None and x <= tolerance) else ACCENT for x in v]
@@ -206,7 +206,7 @@ def draw_position_stages(stage_of: Mapping[str, str], *, ax: Axes | None = None,
             continue
         for j, scheme in enumerate(schemes):
             y = 1.05 + 0.42 * j
-            _box(ax, (xs[stage], y), (1.3, 0.34), scheme, face="#fed7aa", edge=ACCENT)
+            _box(ax, (xs[stage], y), (1.3, 0.34), scheme, face=HIGHLIGHT, edge=ACCENT)
         _arrow(ax, (xs[stage], 0.88), (xs[stage], 0.42), color=ACCENT)
     ax.set_xlim(xs["embedding"] - 0.95, xs["scores"] + 2.45)
     ax.set_ylim(-1.25, 1.25 + 0.42 * max(len(v) for v in by_stage.values()))

@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyArrowPatch
 
-from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, as_array, axes_or_new
 
 
 def plot_mask(mask, *, highlight_row: int | None = None, ax: Axes | None = None, title: str | None = None) -> Axes:
@@ -27,7 +27,7 @@ def plot_mask(mask, *, highlight_row: int | None = None, ax: Axes | None = None,
     t_q, t_k = m.shape
     ax = axes_or_new(ax, (0.7 * t_k + 1.2, 0.7 * t_q + 1.0))
     kept = np.isfinite(m)
-    ax.imshow(kept, cmap=plt.matplotlib.colors.ListedColormap(["#f3f4f6", FILL]), vmin=0, vmax=1)
+    ax.imshow(kept, cmap=plt.matplotlib.colors.ListedColormap([BLANK, FILL]), vmin=0, vmax=1)
     for i in range(t_q):
         for j in range(t_k):
             text = "0" if m[i, j] == 0 else ("−∞" if not kept[i, j] else f"{m[i, j]:.2g}")
@@ -103,7 +103,7 @@ def draw_weighted_average(
         ax.text(xs[s], 0.1, value_labels[s], ha="center", va="center", fontsize=13,
                 bbox={"boxstyle": "round", "fc": FILL, "ec": INK})
     ax.text(top[0], top[1], f"${output_label}={output:g}$", ha="center", va="center", fontsize=14,
-            bbox={"boxstyle": "round", "fc": "#fed7aa", "ec": INK})
+            bbox={"boxstyle": "round", "fc": HIGHLIGHT, "ec": INK})
     if caption:
         ax.text(0.5, -0.08, caption, ha="center", va="top", fontsize=10, color=INK, transform=ax.transAxes)
     ax.set_xlim(-0.25, 1.25)

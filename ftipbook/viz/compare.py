@@ -14,7 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ftipbook.compare import cache_model, throughput
-from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, axes_or_new
+from ftipbook.viz.style import ACCENT, BLUE, FILL, INK, MUTED, axes_or_new
 
 _F_GRID = np.linspace(0.0, 1.0, 201)
 
@@ -152,7 +152,7 @@ def plot_speedups(
         raise ValueError("plot_speedups needs at least one (label, value, regime) entry")
     ax = axes_or_new(ax, (8.4, 0.45 * len(entries) + 1.2))
     regimes = list(dict.fromkeys(regime for _, _, regime in entries))
-    palette = [INK, ACCENT, MUTED, "#2563eb"]
+    palette = [INK, ACCENT, MUTED, BLUE]
     for i, (label, value, regime) in enumerate(entries):
         color = palette[regimes.index(regime) % len(palette)]
         ax.barh(i, value, color=color, label=regime if regime not in ax.get_legend_handles_labels()[1] else None)

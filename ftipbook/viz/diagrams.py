@@ -16,14 +16,10 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Patch
 
-from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, as_array, axes_or_new
 
-#: Series colours, in order, for plots with several lines or bar groups.
-PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
-#: Fill of a highlighted box (a selected expert, a shared path, the repeated block).
-HIGHLIGHT = "#fed7aa"
 #: Fill of a box that the chapter marks as not identified by its source.
-UNKNOWN = "#f3f4f6"
+UNKNOWN = BLANK
 #: Fill of an overlay box by the status of what it states (see :class:`Stage`).
 STATUS_FILL = {"given": FILL, "derived": HIGHLIGHT, "not identified": UNKNOWN}
 #: Legend text of each status.

@@ -16,8 +16,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from ftipbook.viz.gauge_figs import LINESTYLES, PALETTE
-from ftipbook.viz.optim import LOG_FLOOR
-from ftipbook.viz.style import ACCENT, INK, MUTED, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, INK, LOG_FLOOR, MUTED, as_array, axes_or_new
 
 #: Axis scales :func:`plot_curves` accepts.
 SCALES = ("linear", "log")
@@ -30,7 +29,7 @@ def plot_defect_bars(defects: Mapping[str, float], *, tol: float, ax: Axes | Non
     """One horizontal bar per map (name -> worst relative defect) on a log axis, with the tolerance.
 
     Bars at or below ``tol`` (the map passed) are drawn in ink, the others in the accent colour;
-    exact zeros are drawn at :data:`~ftipbook.viz.optim.LOG_FLOOR` so they stay visible.
+    exact zeros are drawn at :data:`~ftipbook.viz.style.LOG_FLOOR` so they stay visible.
     """
     if not defects:
         raise ValueError("defects is empty; pass {map name: worst defect}")
@@ -64,7 +63,7 @@ def plot_curves(x: Sequence[float], series: Mapping[str, Sequence[float]], *, xl
     A guide ``(label, slope, (x0, y0))`` is the power law ``y0 (x / x0)^slope`` over the range
     of ``x``, drawn dashed: a straight line of that slope on log-log axes; it does not widen the
     ``y`` range set by the data. On a log ``y`` axis values are floored at
-    :data:`~ftipbook.viz.optim.LOG_FLOOR`.
+    :data:`~ftipbook.viz.style.LOG_FLOOR`.
     """
     xs = as_array(x)
     if xs.ndim != 1 or not len(xs):

@@ -15,16 +15,13 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ftipbook.viz.style import ACCENT, INK, MUTED, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, INK, LOG_FLOOR, MUTED, PALETTE_WIDE, as_array, axes_or_new
 
-#: Values below this are drawn at this floor, so exact zeros stay visible on a log axis.
-LOG_FLOOR = 1e-18
-_COLORS = (INK, ACCENT, "#2563eb", "#059669", MUTED, "#7c3aed")
 _STYLES = ("-", "--", "-.", ":")
 
 
 def _style(i: int) -> dict:
-    return {"color": _COLORS[i % len(_COLORS)], "linestyle": _STYLES[i % len(_STYLES)]}
+    return {"color": PALETTE_WIDE[i % len(PALETTE_WIDE)], "linestyle": _STYLES[i % len(_STYLES)]}
 
 
 def _pairs(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -102,7 +99,7 @@ def plot_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], *
     """Quantities against a step or time axis, one line per label (ftip-00BQ, 00BR, 00BY).
 
     With ``log`` (the default) the y axis is logarithmic, negative values are refused and exact
-    zeros are drawn at :data:`LOG_FLOOR`. ``level`` draws a declared threshold or reference value.
+    zeros are drawn at :data:`~ftipbook.viz.style.LOG_FLOOR`. ``level`` draws a declared threshold or reference value.
     """
     data = _pairs(curves)
     ax = axes_or_new(ax, (6.4, 3.6))

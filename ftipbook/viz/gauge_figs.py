@@ -18,11 +18,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
-from ftipbook.viz.optim import LOG_FLOOR, draw_commuting_square
-from ftipbook.viz.style import ACCENT, INK, MUTED, as_array, axes_or_new
+from ftipbook.viz.optim import draw_commuting_square
+from ftipbook.viz.style import LOG_FLOOR, MUTED, PALETTE_WIDE, as_array, axes_or_new
 
-#: Series colours, in order.
-PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED, "#7c3aed")
+#: Series colours, in order (:data:`~ftipbook.viz.style.PALETTE_WIDE`).
+PALETTE = PALETTE_WIDE
 #: The line styles an arrow or curve may ask for.
 LINESTYLES = ("-", "--", ":", "-.")
 #: One arrow of :func:`plot_plane`: ``(label, start, end, linestyle)``.
@@ -34,7 +34,7 @@ def plot_against_condition(conds: Sequence[float], series: Mapping[str, Sequence
                            title: str | None = None) -> Axes:
     """Each series (name -> values, one per group element) against ``cond(A)`` on log-log axes.
 
-    Zeros are drawn at :data:`~ftipbook.viz.optim.LOG_FLOOR` so they stay visible. ``reference``
+    Zeros are drawn at :data:`~ftipbook.viz.style.LOG_FLOOR` so they stay visible. ``reference``
     is an optional ``(label, values)`` line, e.g. a round-off bound ``c * eps * cond(A)``.
     """
     x = as_array(conds)

@@ -16,12 +16,10 @@ from matplotlib.patches import FancyBboxPatch, Patch
 from ftipbook.compare.frontier import NotReached, ScoredCostMeasurement
 from ftipbook.compare.reports import MeasuredContrast
 from ftipbook.eval.stats import Interval, Measurements
-from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, axes_or_new
+from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, axes_or_new
 
-#: Series colours, in order.
-PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
 #: Fill and legend text of each evidence status in :func:`draw_evidence_chain`.
-EVIDENCE_FILL = {"reported": FILL, "derived": "#fed7aa", "assumed": "#f3f4f6"}
+EVIDENCE_FILL = {"reported": FILL, "derived": HIGHLIGHT, "assumed": BLANK}
 EVIDENCE_LABEL = {"reported": "reported by the source", "derived": "derived by a stated model",
                   "assumed": "assumed (not measured)"}
 

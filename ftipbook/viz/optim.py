@@ -15,10 +15,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from ftipbook.optim.flows import ReparameterizationCheck, Theta
 from ftipbook.optim.gauge import GaugeReport
-from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
-
-#: Distances below this are drawn at this floor, so exact zeros stay visible on a log axis.
-LOG_FLOOR = 1e-18
+from ftipbook.viz.style import ACCENT, BLANK, BLUE, FILL, INK, LOG_FLOOR, MUTED, as_array, axes_or_new
 
 
 def plot_gauge_reports(reports: Mapping[str, GaugeReport], *, ax: Axes | None = None,
@@ -151,7 +148,7 @@ def draw_quadrant(entries: Sequence[tuple[str, bool, bool, str]], *, ax: Axes | 
     ax = axes_or_new(ax, (6.0, 4.6))
     for x in (0, 1):
         for y in (0, 1):
-            ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=FILL if x == y else "#f3f4f6", edgecolor=INK))
+            ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=FILL if x == y else BLANK, edgecolor=INK))
     counts: dict[tuple[bool, bool], int] = {}
     for label, equivariant, recovers, origin in entries:
         cell = (bool(equivariant), bool(recovers))
@@ -187,7 +184,7 @@ def draw_loss_quotient(trajectories: Mapping[str, Sequence[float]], *, w0: float
     left, right = axes
     _node(left, (0.2, 0.75), "$(U_0, V_0)$")
     _node(left, (0.2, 0.25), "$(U_0Q, V_0Q)$")
-    left.add_patch(FancyBboxPatch((0.58, 0.32), 0.36, 0.36, boxstyle="round,pad=0.02", facecolor="#f3f4f6",
+    left.add_patch(FancyBboxPatch((0.58, 0.32), 0.36, 0.36, boxstyle="round,pad=0.02", facecolor=BLANK,
                                   edgecolor=INK))
     left.text(0.76, 0.5, f"loss-only view\n$W_0 = {w0:g}$\n$L_0 = {l0:g}$", ha="center", va="center", fontsize=10)
     for y in (0.75, 0.25):
@@ -198,7 +195,7 @@ def draw_loss_quotient(trajectories: Mapping[str, Sequence[float]], *, w0: float
     for i, (name, values) in enumerate(trajectories.items()):
         w = as_array(values)
         right.plot(np.arange(len(w)), w, marker="o", markersize=3, label=name,
-                   color=[INK, ACCENT, MUTED, "#2563eb"][i % 4], linestyle=["-", "--", ":", "-."][i % 4])
+                   color=[INK, ACCENT, MUTED, BLUE][i % 4], linestyle=["-", "--", ":", "-."][i % 4])
     right.set_xlabel("step $t$")
     right.set_ylabel("represented $W_t$")
     right.legend(fontsize=8, frameon=False)

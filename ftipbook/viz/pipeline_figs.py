@@ -30,16 +30,14 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
-from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, VIOLET, as_array, axes_or_new
 
-#: Series colours, in order.
-PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
 #: Colours of distinct outcomes in :func:`plot_order_outcomes` (enough for the six orders of three steps).
-OUTCOME_COLOURS = PALETTE[:4] + ("#7c3aed", "#db2777", "#ca8a04", MUTED)
+OUTCOME_COLOURS = PALETTE[:4] + (VIOLET, "#db2777", "#ca8a04", MUTED)
 #: Fill of padding cells (segment id 0) in :func:`draw_records`, and of "same" cells in :func:`plot_effect_matrix`.
-PAD_FILL = "#f3f4f6"
+PAD_FILL = BLANK
 #: Fills of segments ``1, 2, 3, ...`` (cycled) in :func:`draw_records`; padding is :data:`PAD_FILL`.
-SEGMENT_FILLS = (FILL, "#fed7aa", "#d1fae5", "#ede9fe", "#fef3c7")
+SEGMENT_FILLS = (FILL, HIGHLIGHT, "#d1fae5", "#ede9fe", "#fef3c7")
 #: How a space and a newline are shown inside a token cell.
 SPACE, NEWLINE = "\u2423", "\u21b5"
 

@@ -30,18 +30,16 @@ from matplotlib.axes import Axes
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from ftipbook.viz.attention import plot_mask
-from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, VIOLET, as_array, axes_or_new
 
-#: Series colours, in order.
-PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
 #: Background fills of segments ``1, 2, ...`` (cycled) in :func:`plot_token_losses`.
-SEGMENT_FILLS = (FILL, "#fed7aa", "#d1fae5", "#ede9fe")
+SEGMENT_FILLS = (FILL, HIGHLIGHT, "#d1fae5", "#ede9fe")
 #: Fill of something absent, such as a manifest field the source does not disclose or a token cell a record lacks.
-MISSING_FILL = "#f3f4f6"
+MISSING_FILL = BLANK
 #: Marker shapes of :func:`plot_estimator_cloud`'s marks after the first (the first is a ring), in order.
 MARKS = ("X", "P", "D", "s")
 #: Colours of those marks, and of :func:`plot_paths`' marks, in order.
-MARK_COLOURS = (ACCENT, INK, "#7c3aed")
+MARK_COLOURS = (ACCENT, INK, VIOLET)
 
 
 def _runs(labels: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -270,7 +268,7 @@ def plot_loss_grid(rows: Mapping[str, Sequence[float]], row_means: Sequence[floa
                                    alpha=0.35 + 0.65 * abs(v[j]) / top if inside else 1.0))
             ax.text(j + 0.5, -i - 0.5, fmt.format(v[j]) if inside else "–", ha="center", va="center", fontsize=11,
                     color=INK if inside else MUTED)
-        ax.add_patch(Rectangle((width + 0.3, -i - 1), 1.4, 1, facecolor="#fed7aa", edgecolor="white", linewidth=2))
+        ax.add_patch(Rectangle((width + 0.3, -i - 1), 1.4, 1, facecolor=HIGHLIGHT, edgecolor="white", linewidth=2))
         ax.text(width + 1.0, -i - 0.5, fmt.format(float(row_means[i])), ha="center", va="center", fontsize=11,
                 color=INK, fontweight="bold")
     ax.text(width + 1.0, 0.15, "record mean", ha="center", va="bottom", fontsize=9, color=INK)
@@ -410,7 +408,7 @@ def draw_artifact_manifest(runtime: Mapping[str, str], provenance: Mapping[str, 
             ax.annotate("", xy=(col_w / 2, y - 0.55), xytext=(col_w / 2, y + gap),
                         arrowprops=dict(arrowstyle="-|>", color=INK, lw=1.3))
             ax.add_patch(FancyBboxPatch((0.25, y - 1.1), col_w - 0.5, 0.55, boxstyle="round,pad=0.02",
-                                        facecolor="#fed7aa", edgecolor=INK, linewidth=1.2))
+                                        facecolor=HIGHLIGHT, edgecolor=INK, linewidth=1.2))
             ax.text(col_w / 2, y - 0.82, law_label, ha="center", va="center", fontsize=9.5, color=INK)
     ax.plot([4.95, 4.95], [0.0, top + 0.2], color=MUTED, linestyle=":", linewidth=1.0)
     ax.set_xlim(-0.1, 10.0)

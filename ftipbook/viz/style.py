@@ -1,4 +1,5 @@
-"""Shared look of the book's figures: colours and the two helpers every plotting module uses."""
+"""Shared look of the book's figures: colours, series palettes, the log-axis floor, and the two helpers
+every plotting module uses (shared drawing pieces are in :mod:`ftipbook.viz.charts`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -12,6 +13,19 @@ INK = "#1f2937"
 ACCENT = "#c2410c"
 MUTED = "#9ca3af"
 FILL = "#dbeafe"
+BLUE = "#2563eb"
+GREEN = "#059669"
+VIOLET = "#7c3aed"
+#: Light orange fill of a highlighted box: a selected expert, a derived value, the second segment.
+HIGHLIGHT = "#fed7aa"
+#: Light grey fill of something absent or not identified: padding, an undisclosed field, a missing cell.
+BLANK = "#f3f4f6"
+#: Series colours, in order, for plots with several lines or bar groups.
+PALETTE = (INK, ACCENT, BLUE, GREEN, MUTED)
+#: :data:`PALETTE` with a sixth colour, for plots with up to six series.
+PALETTE_WIDE = PALETTE + (VIOLET,)
+#: Values below this are drawn at this floor, so exact zeros stay visible on a log axis.
+LOG_FLOOR = 1e-18
 
 
 def axes_or_new(ax: Axes | None, size: tuple[float, float]) -> Axes:

@@ -24,12 +24,10 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ftipbook.model.generate import StopReason
 from ftipbook.prob import PrefixTree
-from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, FILL, HIGHLIGHT, INK, MUTED, PALETTE, as_array, axes_or_new
 
-#: Series colours, in order.
-PALETTE = (INK, ACCENT, "#2563eb", "#059669", MUTED)
 #: Alternating fills of adjacent tokens in :func:`draw_segmentations`.
-TOKEN_FILLS = (FILL, "#fed7aa")
+TOKEN_FILLS = (FILL, HIGHLIGHT)
 #: How a space is shown inside a token box (an open box, as in ftip-000F's underscores).
 SPACE = "\u2423"
 
@@ -231,7 +229,7 @@ def draw_roundtrip(text: str, normalized: str, tokens: Sequence[str], detokenize
     tup = lambda t: "(" + ", ".join(show(x) for x in t) + ")"  # noqa: E731
     xs, y, w, h = (0.1, 0.36, 0.62, 0.88), 0.62, 0.17, 0.16
     boxes = [(f"$s$\n{show(text)}", "white"), (f"$N(s)$\n{show(normalized)}", FILL),
-             (f"$T(N(s))$\n{tup(tokens)}", "#fed7aa"), (f"$D(T(N(s)))$\n{show(detokenized)}", FILL)]
+             (f"$T(N(s))$\n{tup(tokens)}", HIGHLIGHT), (f"$D(T(N(s)))$\n{show(detokenized)}", FILL)]
     for x, (label, fc) in zip(xs, boxes):
         _box(ax, x, y, w, h, label, fc=fc, fontsize=10, family="monospace")
     for (a, b), name in zip(zip(xs, xs[1:]), ("$N$", "$T$", "$D$")):
