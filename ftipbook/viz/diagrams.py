@@ -16,6 +16,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Patch
 
+from ftipbook.viz.charts import grouped_bars, series_arrays
 from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, as_array, axes_or_new
 
 #: Fill of a box that the chapter marks as not identified by its source.
@@ -122,17 +123,10 @@ def plot_grouped_bars(
     """Bars grouped by category, one colour per entry of ``series``, heights written on top."""
     if not categories or not series:
         raise ValueError("plot_grouped_bars needs at least one category and one series")
+    arrays = series_arrays(series, len(categories))
     ax = axes_or_new(ax, (min(1.6 * len(categories) + 2.0, 9.5), 3.6))
-    width = 0.8 / len(series)
     centres = np.arange(len(categories))
-    for i, (label, values) in enumerate(series.items()):
-        ys = as_array(values)
-        if ys.shape != (len(categories),):
-            raise ValueError(f"series {label!r} has {ys.shape} values for {len(categories)} categories")
-        bars = ax.bar(centres + (i - (len(series) - 1) / 2) * width, ys, width, label=label,
-                      color=PALETTE[i % len(PALETTE)], alpha=0.85)
-        if annotate:
-            ax.bar_label(bars, labels=[f"{y:,.0f}" for y in ys], fontsize=8, padding=2)
+    grouped_bars(ax, centres, arrays, fmt=(lambda y: f"{y:,.0f}") if annotate else None)
     ax.set_xticks(centres, list(categories))
     if logy:
         ax.set_yscale("log")

@@ -30,6 +30,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
+from ftipbook.viz.charts import bar_centres, grouped_bars, series_arrays
 from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, VIOLET, as_array, axes_or_new
 
 #: Colours of distinct outcomes in :func:`plot_order_outcomes` (enough for the six orders of three steps).
@@ -184,21 +185,14 @@ def plot_shares(categories: Sequence[str], series: Mapping[str, Sequence[float]]
     unknown = sorted(set(errors or {}) - set(series))
     if unknown:
         raise ValueError(f"errors name series {unknown} that are not in series {list(series)}")
+    arrays = series_arrays(series, len(categories))
+    half_widths = {label: as_array(err) for label, err in (errors or {}).items()}
+    for label, err in half_widths.items():
+        if err.shape != arrays[label].shape or (err < 0).any():
+            raise ValueError(f"errors of {label!r} must be {len(categories)} half-widths >= 0")
     ax = axes_or_new(ax, (min(1.3 * len(categories) + 2.5, 10.0), 3.6))
-    width = 0.8 / len(series)
     centres = np.arange(len(categories))
-    for i, (label, values) in enumerate(series.items()):
-        ys = as_array(values)
-        if ys.shape != (len(categories),):
-            raise ValueError(f"series {label!r} has {ys.shape} values for {len(categories)} categories")
-        err = None
-        if errors and label in errors:
-            err = as_array(errors[label])
-            if err.shape != ys.shape or (err < 0).any():
-                raise ValueError(f"errors of {label!r} must be {len(categories)} half-widths >= 0")
-        bars = ax.bar(centres + (i - (len(series) - 1) / 2) * width, ys, width, yerr=err, capsize=3, label=label,
-                      color=PALETTE[i % len(PALETTE)], alpha=0.85, error_kw={"elinewidth": 1, "ecolor": INK})
-        ax.bar_label(bars, labels=[f"{y:.{decimals}f}" for y in ys], fontsize=7, padding=2)
+    grouped_bars(ax, centres, arrays, fmt=lambda y: f"{y:.{decimals}f}", fontsize=7, errors=half_widths)
     ax.set_xticks(centres, list(categories))
     ax.set_ylabel(ylabel)
     ax.margins(y=0.15)
@@ -362,17 +356,15 @@ def plot_count_laws(laws: Mapping[str, Mapping[int, float]], *, exact: Mapping[s
     values = sorted({int(v) for law in (*laws.values(), *(exact or {}).values()) for v in law})
     if not values:
         raise ValueError("the laws are empty")
-    ax = axes_or_new(ax, (min(0.45 * len(values) + 3.0, 11.0), 3.4))
-    width = 0.8 / len(laws)
-    for i, (name, law) in enumerate(laws.items()):
-        xs = np.array(values) + (i - (len(laws) - 1) / 2) * width
-        ys = np.array([float(law.get(v, 0.0)) for v in values])
+    probs = {name: np.array([float(law.get(v, 0.0)) for v in values]) for name, law in laws.items()}
+    for name, ys in probs.items():
         if (ys < 0).any():
             raise ValueError(f"law {name!r} has a negative probability")
-        ax.bar(xs, ys, width, color=PALETTE[i % len(PALETTE)], alpha=0.8, label=name)
+    ax = axes_or_new(ax, (min(0.45 * len(values) + 3.0, 11.0), 3.4))
+    for name, bars in zip(probs, grouped_bars(ax, values, probs, alpha=0.8)):
         if exact and name in exact:
             ex = np.array([float(exact[name].get(v, 0.0)) for v in values])
-            ax.plot(xs, ex, linestyle="none", marker="_", markersize=9, markeredgewidth=2, color=INK)
+            ax.plot(bar_centres(bars), ex, linestyle="none", marker="_", markersize=9, markeredgewidth=2, color=INK)
     if exact:
         ax.plot([], [], linestyle="none", marker="_", markersize=9, markeredgewidth=2, color=INK, label="exact law")
     ax.set_xticks(values, [str(v) for v in values], fontsize=8)

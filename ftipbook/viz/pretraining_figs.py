@@ -30,6 +30,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from ftipbook.viz.attention import plot_mask
+from ftipbook.viz.charts import grouped_bars, series_arrays
 from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, VIOLET, as_array, axes_or_new
 
 #: Background fills of segments ``1, 2, ...`` (cycled) in :func:`plot_token_losses`.
@@ -111,20 +112,15 @@ def plot_token_losses(losses: Mapping[str, Sequence[float]], seg_ids: Sequence[i
         raise ValueError(f"predicted has {len(predicted)} entries for {t} positions")
     if token_labels is not None and len(token_labels) != t:
         raise ValueError(f"token_labels has {len(token_labels)} entries for {t} positions")
+    arrays = series_arrays(losses, t, of="positions")
     ax = axes_or_new(ax, (min(0.32 * t + 2.5, 11.0), 3.4))
     for start, stop, s in _runs(seg):
         if s:
             ax.axvspan(start - 0.5, stop - 0.5, color=SEGMENT_FILLS[(s - 1) % len(SEGMENT_FILLS)], alpha=0.6, lw=0)
             ax.text((start + stop - 1) / 2, 1.0, f"segment {s}", transform=ax.get_xaxis_transform(), ha="center",
                     va="bottom", fontsize=8, color=INK)
-    width = 0.8 / len(losses)
     xs = np.arange(t)
-    for i, (label, values) in enumerate(losses.items()):
-        ys = as_array(values)
-        if ys.shape != (t,):
-            raise ValueError(f"series {label!r} has shape {ys.shape} for {t} positions")
-        ax.bar(xs + (i - (len(losses) - 1) / 2) * width, ys, width, color=PALETTE[i % len(PALETTE)], label=label,
-               alpha=0.9)
+    grouped_bars(ax, xs, arrays, alpha=0.9)
     if predicted is not None:
         skip = [j for j in range(t) if not predicted[j]]
         ax.plot(skip, [0.0] * len(skip), linestyle="none", marker="x", color=MUTED, markersize=6,
@@ -180,18 +176,13 @@ def plot_token_weights(records: Sequence[str], weights: Mapping[str, Sequence[fl
     """
     if not records or not weights:
         raise ValueError("plot_token_weights needs at least one record and one normalization")
-    ax = axes_or_new(ax, (min(1.5 * len(records) + 2.5, 9.5), 3.6))
-    width = 0.8 / len(weights)
-    centres = np.arange(len(records))
-    for i, (label, values) in enumerate(weights.items()):
-        ys = as_array(values)
-        if ys.shape != (len(records),):
-            raise ValueError(f"normalization {label!r} has {ys.shape} weights for {len(records)} records")
+    arrays = series_arrays(weights, len(records), kind="normalization", unit="weights", of="records")
+    for label, ys in arrays.items():
         if logy and (ys <= 0).any():
             raise ValueError(f"normalization {label!r} has a non-positive weight; use logy=False")
-        bars = ax.bar(centres + (i - (len(weights) - 1) / 2) * width, ys, width, label=label,
-                      color=PALETTE[i % len(PALETTE)], alpha=0.85)
-        ax.bar_label(bars, labels=[fmt.format(y) for y in ys], fontsize=7, padding=1)
+    ax = axes_or_new(ax, (min(1.5 * len(records) + 2.5, 9.5), 3.6))
+    centres = np.arange(len(records))
+    grouped_bars(ax, centres, arrays, fmt=fmt.format, fontsize=7, padding=1)
     ax.set_xticks(centres, list(records))
     if logy:
         ax.set_yscale("log")

@@ -24,6 +24,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ftipbook.model.generate import StopReason
 from ftipbook.prob import PrefixTree
+from ftipbook.viz.charts import grouped_bars, series_arrays
 from ftipbook.viz.style import ACCENT, FILL, HIGHLIGHT, INK, MUTED, PALETTE, as_array, axes_or_new
 
 #: Alternating fills of adjacent tokens in :func:`draw_segmentations`.
@@ -65,19 +66,14 @@ def plot_laws(
     unknown = sorted(set(event) - set(outcomes))
     if unknown:
         raise ValueError(f"event names {unknown}, which are not outcomes; outcomes are {list(outcomes)}")
+    arrays = series_arrays(laws, len(outcomes), kind="law", of="outcomes")
     ax = axes_or_new(ax, (min(0.9 * len(outcomes) + 2.5, 10.0), 3.4))
     centres = np.arange(len(outcomes))
-    width = 0.8 / len(laws)
     for j, name in enumerate(outcomes):
         if name in event:
             ax.axvspan(j - 0.5, j + 0.5, color=FILL, alpha=0.6, lw=0,
                        label=event_label if j == min(outcomes.index(e) for e in event) else None)
-    for i, (label, values) in enumerate(laws.items()):
-        ys = as_array(values)
-        if ys.shape != (len(outcomes),):
-            raise ValueError(f"law {label!r} has {ys.shape} values for {len(outcomes)} outcomes")
-        ax.bar(centres + (i - (len(laws) - 1) / 2) * width, ys, width, label=label, color=PALETTE[i % len(PALETTE)],
-               alpha=0.85)
+    grouped_bars(ax, centres, arrays)
     ax.set_xticks(centres, list(outcomes))
     ax.set_xlim(-0.5, len(outcomes) - 0.5)
     ax.set_ylabel(ylabel)
