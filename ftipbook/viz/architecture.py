@@ -7,28 +7,22 @@ can be combined. The helpers only draw: every number they show is computed by th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
+from ftipbook.viz.charts import arrow, box, canvas
 from ftipbook.viz.style import ACCENT, FILL, HIGHLIGHT, INK, LOG_FLOOR, MUTED, VIOLET, as_array, axes_or_new
 
 #: Colours of up to six compared variants (mixers, positional schemes, attention variants).
 SERIES = ("#1d4ed8", ACCENT, "#15803d", VIOLET, "#b45309", "#0f766e")
 
 
-def _box(ax: Axes, xy: tuple[float, float], size: tuple[float, float], text: str, *,
-         face: str = FILL, edge: str = INK, fontsize: float = 10) -> None:
-    (x, y), (w, h) = xy, size
-    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.02,rounding_size=0.04",
-                                facecolor=face, edgecolor=edge, linewidth=1.2))
-    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color=INK)
-
-
-def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], color: str = INK) -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, color=color, linewidth=1.2))
+# This module's diagram node (:func:`ftipbook.viz.charts.box`) and arrow (:func:`ftipbook.viz.charts.arrow`).
+_box = partial(box, boxstyle="round,pad=0.02,rounding_size=0.04")
+_arrow = partial(arrow, shrink=2.0)
 
 
 def _check_labels(labels: Sequence[str], values: np.ndarray, what: str) -> None:
@@ -56,8 +50,8 @@ def draw_shape_flow(stages: Sequence[tuple[str, str]], *, repeat: tuple[int, int
     ax = axes_or_new(ax, (5.6, 0.62 * n + 0.6))
     ys = np.linspace(n - 1, 0, n)
     for i, ((name, shape), y) in enumerate(zip(stages, ys)):
-        _box(ax, (0.0, y), (1.5, 0.62), name, face="white")
-        _box(ax, (1.55, y), (1.4, 0.62), shape, face=FILL, fontsize=10)
+        _box(ax, 0.0, y, name, w=1.5, h=0.62, fc="white")
+        _box(ax, 1.55, y, shape, w=1.4, h=0.62, fc=FILL)
         if i + 1 < n:
             _arrow(ax, (0.0, y - 0.31), (0.0, ys[i + 1] + 0.31))
     if repeat is not None:
@@ -65,9 +59,7 @@ def draw_shape_flow(stages: Sequence[tuple[str, str]], *, repeat: tuple[int, int
         ax.add_patch(plt.Rectangle((-0.88, bottom), 3.25, top - bottom, fill=False, edgecolor=ACCENT,
                                    linestyle="--", linewidth=1.2))
         ax.text(-0.95, (top + bottom) / 2, repeat[2], rotation=90, ha="right", va="center", color=ACCENT, fontsize=10)
-    ax.set_xlim(-1.25, 2.45)
-    ax.set_ylim(-0.55, n - 0.45)
-    ax.axis("off")
+    canvas(ax, (-1.25, 2.45), (-0.55, n - 0.45))
     if title:
         ax.set_title(title)
     return ax
@@ -193,10 +185,10 @@ def draw_position_stages(stage_of: Mapping[str, str], *, ax: Axes | None = None,
     xs = {stage: 1.9 * i for i, stage in enumerate(POSITION_STAGES)}
     softmax_x = xs["scores"] + 1.95
     for i, stage in enumerate(POSITION_STAGES):
-        _box(ax, (xs[stage], 0.0), (1.6, 0.8), _STAGE_TEXT[stage])
+        _box(ax, xs[stage], 0.0, _STAGE_TEXT[stage], w=1.6, h=0.8)
         next_left = xs[POSITION_STAGES[i + 1]] - 0.8 if i + 1 < len(POSITION_STAGES) else softmax_x - 0.4
         _arrow(ax, (xs[stage] + 0.8, 0.0), (next_left, 0.0))
-    _box(ax, (softmax_x, 0.0), (0.8, 0.5), "softmax,\nvalues", face="white")
+    _box(ax, softmax_x, 0.0, "softmax,\nvalues", w=0.8, h=0.5, fc="white")
     by_stage: dict[str, list[str]] = {}
     for scheme, stage in stage_of.items():
         by_stage.setdefault(stage, []).append(scheme)
@@ -206,11 +198,10 @@ def draw_position_stages(stage_of: Mapping[str, str], *, ax: Axes | None = None,
             continue
         for j, scheme in enumerate(schemes):
             y = 1.05 + 0.42 * j
-            _box(ax, (xs[stage], y), (1.3, 0.34), scheme, face=HIGHLIGHT, edge=ACCENT)
-        _arrow(ax, (xs[stage], 0.88), (xs[stage], 0.42), color=ACCENT)
-    ax.set_xlim(xs["embedding"] - 0.95, xs["scores"] + 2.45)
-    ax.set_ylim(-1.25, 1.25 + 0.42 * max(len(v) for v in by_stage.values()))
-    ax.axis("off")
+            _box(ax, xs[stage], y, scheme, w=1.3, h=0.34, fc=HIGHLIGHT, ec=ACCENT)
+        _arrow(ax, (xs[stage], 0.88), (xs[stage], 0.42), colour=ACCENT)
+    tallest = max(len(v) for v in by_stage.values())
+    canvas(ax, (xs["embedding"] - 0.95, xs["scores"] + 2.45), (-1.25, 1.25 + 0.42 * tallest))
     if title:
         ax.set_title(title)
     return ax

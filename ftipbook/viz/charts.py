@@ -1,4 +1,4 @@
-"""Drawing pieces the figure modules share: grouped bars, boxes and arrows, true/false grids.
+"""Drawing pieces the figure modules share: grouped bars, and the boxes, arrows and canvas of diagrams.
 
 Each piece draws on a given ``Axes`` and computes nothing about the mathematics; the figure
 modules (``viz.diagrams``, ``viz.pretraining_figs``, ...) validate their own inputs, call these,
@@ -11,8 +11,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.container import BarContainer
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from ftipbook.viz.style import INK, PALETTE, as_array
+from ftipbook.viz.style import FILL, INK, PALETTE, as_array
 
 
 # --- grouped bars --------------------------------------------------------------------------------
@@ -58,4 +59,37 @@ def bar_centres(bars: BarContainer) -> list[float]:
     return [b.get_x() + b.get_width() / 2 for b in bars]
 
 
-__all__ = ["series_arrays", "grouped_bars", "bar_centres"]
+# --- diagrams ------------------------------------------------------------------------------------
+def box(ax: Axes, x: float, y: float, text: str, *, w: float, h: float, fc: str = FILL, ec: str = INK,
+        fontsize: float = 10, linestyle: str = "-", linewidth: float = 1.2, boxstyle: str = "round,pad=0.01",
+        family: str | None = None) -> None:
+    """A rounded ``w`` by ``h`` box centred on ``(x, y)`` with ``text`` in its middle (a diagram node).
+
+    ``boxstyle`` is Matplotlib's (each figure module keeps its own padding and rounding);
+    ``family`` sets the font family of the text (e.g. ``"monospace"``).
+    """
+    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle=boxstyle, fc=fc, ec=ec, linewidth=linewidth,
+                                linestyle=linestyle))
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color=INK, family=family)
+
+
+def arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], *, colour: str = INK, width: float = 1.2,
+          rad: float = 0.0, linestyle: str = "-", head: float = 12.0, shrink: float = 0.0) -> None:
+    """A filled-head arrow from ``start`` to ``end`` in data coordinates.
+
+    ``rad`` bends it along an arc (``0``: straight), ``head`` sizes the head, and ``shrink``
+    stops it that many points short of both ends.
+    """
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=head, color=colour, linewidth=width,
+                                 connectionstyle=f"arc3,rad={rad}", linestyle=linestyle, shrinkA=shrink,
+                                 shrinkB=shrink))
+
+
+def canvas(ax: Axes, xlim: tuple[float, float] = (0.0, 1.0), ylim: tuple[float, float] = (0.0, 1.0)) -> None:
+    """Fix ``ax``'s limits to ``xlim`` and ``ylim`` and hide its axes: the blank canvas of a diagram."""
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.axis("off")
+
+
+__all__ = ["series_arrays", "grouped_bars", "bar_centres", "box", "arrow", "canvas"]

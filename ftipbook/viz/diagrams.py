@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Patch
+from matplotlib.patches import Circle, FancyBboxPatch, Patch
 
-from ftipbook.viz.charts import grouped_bars, series_arrays
+from ftipbook.viz.charts import arrow, box, canvas, grouped_bars, series_arrays
 from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, as_array, axes_or_new
 
 #: Fill of a box that the chapter marks as not identified by its source.
@@ -138,24 +139,8 @@ def plot_grouped_bars(
     return ax
 
 
-# --- diagram primitives ------------------------------------------------------------------------
-def _box(ax: Axes, x: float, y: float, text: str, *, fc: str = FILL, ec: str = INK, w: float = 0.34,
-         h: float = 0.075, fontsize: float = 10, style: str = "-") -> None:
-    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.008", fc=fc, ec=ec,
-                                linewidth=1.2, linestyle=style))
-    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color=INK)
-
-
-def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], *, colour: str = INK,
-           width: float = 1.2, rad: float = 0.0, style: str = "-") -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, color=colour, linewidth=width,
-                                 connectionstyle=f"arc3,rad={rad}", linestyle=style, shrinkA=0, shrinkB=0))
-
-
-def _blank(ax: Axes, xlim: tuple[float, float] = (0.0, 1.0), ylim: tuple[float, float] = (0.0, 1.0)) -> None:
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
-    ax.axis("off")
+# This module's diagram node: :func:`ftipbook.viz.charts.box`, 0.34 x 0.075 by default, tightly padded.
+_box = partial(box, w=0.34, h=0.075, boxstyle="round,pad=0.008")
 
 
 # --- diagrams ----------------------------------------------------------------------------------
@@ -178,17 +163,17 @@ def draw_placement(placement: str, *, norm: str = "N", sublayer: str = "F", ax: 
         out = f"${norm}(X+{sublayer}(X))$"
     previous = 0.06
     for y, text, fc in stages:
-        _arrow(ax, (main, previous + 0.04), (main, y - 0.04))
+        arrow(ax, (main, previous + 0.04), (main, y - 0.04))
         _box(ax, main, y, text, fc=fc, w=0.3 if text != "$+$" else 0.14)
         previous = y
     plus_y = next(y for y, text, _ in stages if text == "$+$")
     ax.plot([main + 0.11, skip, skip], [0.06, 0.06, plus_y], color=ACCENT, linewidth=1.6)
-    _arrow(ax, (skip, plus_y), (main + 0.075, plus_y), colour=ACCENT, width=1.6)
+    arrow(ax, (skip, plus_y), (main + 0.075, plus_y), colour=ACCENT, width=1.6)
     ax.text(skip + 0.02, (0.06 + plus_y) / 2, "skip", rotation=90, va="center", fontsize=9, color=ACCENT)
-    _arrow(ax, (main, previous + 0.04), (main, 0.9))
+    arrow(ax, (main, previous + 0.04), (main, 0.9))
     ax.text(main, 0.94, out, ha="center", va="center", fontsize=10, color=INK)
     ax.text(0.5, 1.0, f"{placement}-normalization", ha="center", va="center", fontsize=11, color=INK)
-    _blank(ax, ylim=(0.0, 1.03))
+    canvas(ax, ylim=(0.0, 1.03))
     return ax
 
 
@@ -241,9 +226,7 @@ def draw_routing(
     bars_ax.set(xlabel="routed expert $j$", ylabel="router score $g_j(z)$")
     bars_ax.set_title(score_note or f"router scores, top {k} of {n_experts} selected", fontsize=10)
 
-    flow_ax.set_xlim(0, 1)
-    flow_ax.set_ylim(0, 1)
-    flow_ax.axis("off")
+    canvas(flow_ax)
     rows = k + 1 + (1 if n_shared else 0)
     ys = np.linspace(0.9, 0.1, rows) if rows > 1 else np.array([0.5])
     z_xy, sum_xy = (0.07, 0.5), (0.74, 0.5)
@@ -253,18 +236,18 @@ def draw_routing(
     box_h = min(0.09, 0.6 * (ys[0] - ys[1])) if rows > 1 else 0.09
     for y, j, a in zip(ys, chosen, w):
         _box(flow_ax, 0.42, y, f"$F_{{{j + 1}}}(z)$", fc=HIGHLIGHT, w=0.2, h=box_h, fontsize=9)
-        _arrow(flow_ax, (z_xy[0] + 0.05, z_xy[1]), (0.32, y))
-        _arrow(flow_ax, (0.52, y), (sum_xy[0] - 0.045, sum_xy[1]), colour=ACCENT)
+        arrow(flow_ax, (z_xy[0] + 0.05, z_xy[1]), (0.32, y))
+        arrow(flow_ax, (0.52, y), (sum_xy[0] - 0.045, sum_xy[1]), colour=ACCENT)
         flow_ax.text(0.535, y + box_h / 2, f"$\\alpha={a:.2f}$", fontsize=8, color=ACCENT, ha="left", va="bottom")
     skipped = n_experts - k
     _box(flow_ax, 0.42, ys[k], f"{skipped} other{'s' if skipped != 1 else ''}: not evaluated", fc=UNKNOWN,
-         ec=MUTED, w=0.3, h=box_h, fontsize=8, style="--")
+         ec=MUTED, w=0.3, h=box_h, fontsize=8, linestyle="--")
     if n_shared:
         label = "shared" if n_shared == 1 else f"{n_shared} shared"
         _box(flow_ax, 0.42, ys[-1], f"{label}: every token", fc=FILL, w=0.3, h=box_h, fontsize=8)
-        _arrow(flow_ax, (z_xy[0] + 0.05, z_xy[1]), (0.27, ys[-1]), colour=INK)
-        _arrow(flow_ax, (0.57, ys[-1]), (sum_xy[0] - 0.03, sum_xy[1] - 0.03), colour=INK, width=1.6)
-    _arrow(flow_ax, (sum_xy[0] + 0.045, sum_xy[1]), (0.9, sum_xy[1]))
+        arrow(flow_ax, (z_xy[0] + 0.05, z_xy[1]), (0.27, ys[-1]), colour=INK)
+        arrow(flow_ax, (0.57, ys[-1]), (sum_xy[0] - 0.03, sum_xy[1] - 0.03), colour=INK, width=1.6)
+    arrow(flow_ax, (sum_xy[0] + 0.045, sum_xy[1]), (0.9, sum_xy[1]))
     flow_ax.text(0.95, sum_xy[1], "out", ha="center", va="center", fontsize=10, color=INK)
     flow_ax.set_title("only the selected experts run" + ("; the shared path always does" if n_shared else ""),
                       fontsize=10)
@@ -325,18 +308,18 @@ def draw_dataflow(
         _box(ax, centre, y, stage.name, w=0.24, h=h, fontsize=9,
              fc=HIGHLIGHT if stage.name.startswith("+") else FILL)
         if i + 1 < n:
-            _arrow(ax, (centre, y - h / 2 - 0.004), (centre, ys[i + 1] + h / 2 + 0.004))
+            arrow(ax, (centre, y - h / 2 - 0.004), (centre, ys[i + 1] + h / 2 + 0.004))
         if stage.detail:
             ax.text(detail_x, y, stage.detail, ha="right", va="center", fontsize=8.5, color=INK, family="monospace")
         if stage.record:
             _box(ax, record_x, y, stage.record, w=0.3, h=h, fontsize=8, fc=STATUS_FILL[stage.status],
                  ec=MUTED if stage.status == "not identified" else INK,
-                 style="--" if stage.status == "not identified" else "-")
+                 linestyle="--" if stage.status == "not identified" else "-")
             ax.plot([centre + 0.125, record_x - 0.155], [y, y], color=MUTED, linewidth=0.8, linestyle=":")
     for a, b in skips:
         x, start = centre - 0.14, ys[a] + gap / 2
         ax.plot([centre, x, x], [start, start, ys[b]], color=ACCENT, linewidth=1.3)
-        _arrow(ax, (x, ys[b]), (centre - 0.125, ys[b]), colour=ACCENT, width=1.3)
+        arrow(ax, (x, ys[b]), (centre - 0.125, ys[b]), colour=ACCENT, width=1.3)
     if repeat is not None:
         top, bottom = ys[repeat[0]] + 0.5 * gap + 0.1 * gap, ys[repeat[1]] - 0.4 * gap
         ax.add_patch(FancyBboxPatch((centre - 0.165, bottom), 0.33, top - bottom, boxstyle="round,pad=0.004",
@@ -352,5 +335,5 @@ def draw_dataflow(
         ax.text(detail_x, 1.02, detail_title, ha="right", va="bottom", fontsize=9.5, color=INK, weight="bold")
     if record_title:
         ax.text(record_x, 1.02, record_title, ha="center", va="bottom", fontsize=9.5, color=INK, weight="bold")
-    _blank(ax, xlim=(0.06, 1.0), ylim=(0.0, 1.06))
+    canvas(ax, xlim=(0.06, 1.0), ylim=(0.0, 1.06))
     return ax

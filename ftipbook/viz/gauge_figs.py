@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch
 
+from ftipbook.viz.charts import arrow
 from ftipbook.viz.optim import draw_commuting_square
 from ftipbook.viz.style import LOG_FLOOR, MUTED, PALETTE_WIDE, as_array, axes_or_new
 
@@ -98,8 +98,7 @@ def plot_plane(*, points: Mapping[str, Sequence[Sequence[float]]] | None = None,
         if linestyle not in LINESTYLES:
             raise ValueError(f"arrow {label!r}: linestyle must be one of {LINESTYLES}, got {linestyle!r}")
         c = PALETTE[colour % len(PALETTE)]
-        ax.add_patch(FancyArrowPatch(tuple(s), tuple(e), arrowstyle="-|>", mutation_scale=13, color=c,
-                                     linewidth=1.4, linestyle=linestyle, shrinkA=0, shrinkB=0))
+        arrow(ax, tuple(s), tuple(e), colour=c, width=1.4, linestyle=linestyle, head=13)
         ax.plot([], [], color=c, linestyle=linestyle, linewidth=1.4, label=label)  # legend entry
         ax.update_datalim([tuple(s), tuple(e)])
         colour += 1

@@ -16,6 +16,7 @@ from matplotlib.patches import FancyBboxPatch, Patch
 from ftipbook.compare.frontier import NotReached, ScoredCostMeasurement
 from ftipbook.compare.reports import MeasuredContrast
 from ftipbook.eval.stats import Interval, Measurements
+from ftipbook.viz.charts import canvas
 from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, axes_or_new
 
 #: Fill and legend text of each evidence status in :func:`draw_evidence_chain`.
@@ -223,9 +224,7 @@ def draw_evidence_chain(links: Sequence[tuple[str, str, str]], *, ax: Axes | Non
     ax.legend(handles=[Patch(fc=EVIDENCE_FILL[st], ec=MUTED if st == "assumed" else INK,
                              linestyle="--" if st == "assumed" else "-", label=EVIDENCE_LABEL[st]) for st in used],
               loc="upper right", bbox_to_anchor=(1.0, -0.01), ncol=len(used), fontsize=8, frameon=False)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.axis("off")
+    canvas(ax)
     if title:
         ax.set_title(title)
     return ax

@@ -6,15 +6,17 @@ Each helper draws numbers computed elsewhere (by :mod:`ftipbook.optim`) on a giv
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import FancyBboxPatch
 
 from ftipbook.optim.flows import ReparameterizationCheck, Theta
 from ftipbook.optim.gauge import GaugeReport
+from ftipbook.viz.charts import arrow, box, canvas
 from ftipbook.viz.style import ACCENT, BLANK, BLUE, FILL, INK, LOG_FLOOR, MUTED, as_array, axes_or_new
 
 
@@ -45,15 +47,13 @@ def plot_gauge_reports(reports: Mapping[str, GaugeReport], *, ax: Axes | None = 
     return ax
 
 
-def _node(ax: Axes, xy: tuple[float, float], text: str, color: str = FILL) -> None:
-    ax.add_patch(FancyBboxPatch((xy[0] - 0.17, xy[1] - 0.07), 0.34, 0.14, boxstyle="round,pad=0.02",
-                                facecolor=color, edgecolor=INK, linewidth=1))
-    ax.text(*xy, text, ha="center", va="center", fontsize=11, color=INK)
+# This module's diagram node: :func:`ftipbook.viz.charts.box` of 0.34 x 0.14 with 11-point text.
+_node = partial(box, w=0.34, h=0.14, boxstyle="round,pad=0.02", linewidth=1, fontsize=11)
 
 
 def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], label: str, offset: tuple[float, float],
            color: str = INK) -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=14, color=color, linewidth=1.3))
+    arrow(ax, start, end, colour=color, width=1.3, head=14, shrink=2.0)
     mid = ((start[0] + end[0]) / 2 + offset[0], (start[1] + end[1]) / 2 + offset[1])
     ax.text(*mid, label, ha="center", va="center", fontsize=10, color=color)
 
@@ -67,11 +67,11 @@ def draw_commuting_square(*, gap: float | None = None, step: str = "one update $
     """
     ax = axes_or_new(ax, (5.6, 3.6))
     tl, tr, bl, br = (0.2, 0.78), (0.8, 0.78), (0.2, 0.22), (0.8, 0.22)
-    _node(ax, tl, "$(U_0, V_0)$")
-    _node(ax, tr, "$(U_1, V_1)$")
-    _node(ax, bl, "$(U_0Q, V_0Q)$")
-    _node(ax, br, r"$(\widetilde U_1, \widetilde V_1)$",
-          color=FILL if gap is None or gap < 1e-10 else "#fde2d3")
+    _node(ax, *tl, "$(U_0, V_0)$")
+    _node(ax, *tr, "$(U_1, V_1)$")
+    _node(ax, *bl, "$(U_0Q, V_0Q)$")
+    _node(ax, *br, r"$(\widetilde U_1, \widetilde V_1)$",
+          fc=FILL if gap is None or gap < 1e-10 else "#fde2d3")
     _arrow(ax, (tl[0] + 0.18, tl[1]), (tr[0] - 0.18, tr[1]), step, (0, 0.07))
     _arrow(ax, (bl[0] + 0.18, bl[1]), (br[0] - 0.18, br[1]), step, (0, -0.07))
     _arrow(ax, (tl[0], tl[1] - 0.08), (bl[0], bl[1] + 0.08), r"$\cdot\, Q$", (-0.06, 0))
@@ -79,9 +79,7 @@ def draw_commuting_square(*, gap: float | None = None, step: str = "one update $
     if gap is not None:
         ax.text(0.5, 0.04, rf"gap $\|(\widetilde U_1,\widetilde V_1) - (U_1Q, V_1Q)\|$ = {gap:.2e}", ha="center",
                 fontsize=9, color=ACCENT if gap >= 1e-10 else INK)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_axis_off()
+    canvas(ax)
     if title:
         ax.set_title(title)
     return ax
@@ -182,16 +180,14 @@ def draw_loss_quotient(trajectories: Mapping[str, Sequence[float]], *, w0: float
     else:
         fig = axes[0].figure
     left, right = axes
-    _node(left, (0.2, 0.75), "$(U_0, V_0)$")
-    _node(left, (0.2, 0.25), "$(U_0Q, V_0Q)$")
+    _node(left, 0.2, 0.75, "$(U_0, V_0)$")
+    _node(left, 0.2, 0.25, "$(U_0Q, V_0Q)$")
     left.add_patch(FancyBboxPatch((0.58, 0.32), 0.36, 0.36, boxstyle="round,pad=0.02", facecolor=BLANK,
                                   edgecolor=INK))
     left.text(0.76, 0.5, f"loss-only view\n$W_0 = {w0:g}$\n$L_0 = {l0:g}$", ha="center", va="center", fontsize=10)
     for y in (0.75, 0.25):
-        left.add_patch(FancyArrowPatch((0.38, y), (0.58, 0.5), arrowstyle="-|>", mutation_scale=12, color=INK))
-    left.set_xlim(0, 1)
-    left.set_ylim(0, 1)
-    left.set_axis_off()
+        arrow(left, (0.38, y), (0.58, 0.5), width=1.0, shrink=2.0)
+    canvas(left)
     for i, (name, values) in enumerate(trajectories.items()):
         w = as_array(values)
         right.plot(np.arange(len(w)), w, marker="o", markersize=3, label=name,

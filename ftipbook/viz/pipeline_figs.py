@@ -30,7 +30,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
-from ftipbook.viz.charts import bar_centres, grouped_bars, series_arrays
+from ftipbook.viz.charts import bar_centres, canvas, grouped_bars, series_arrays
 from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, VIOLET, as_array, axes_or_new
 
 #: Colours of distinct outcomes in :func:`plot_order_outcomes` (enough for the six orders of three steps).
@@ -90,9 +90,7 @@ def draw_records(rows: Mapping[str, Row], *, title: str | None = None, max_chars
                 ax.plot([t, t], [y - 0.05, y + 0.85], color=INK, lw=2.2)
         ax.text(-0.4, y + 0.4, label, ha="right", va="center", fontsize=9, color=INK)
         ax.text(-0.4, y - 0.25, "$m_t$", ha="right", va="center", fontsize=8, color=MUTED)
-    ax.set_xlim(-0.13 * max(len(label) for label in rows) - 1.2, width + 0.2)
-    ax.set_ylim(-1.6 * (len(rows) - 1) - 0.6, 1.0)
-    ax.axis("off")
+    canvas(ax, (-0.13 * max(len(label) for label in rows) - 1.2, width + 0.2), (-1.6 * (len(rows) - 1) - 0.6, 1.0))
     if title:
         ax.set_title(title, fontsize=10)
     return ax
@@ -300,9 +298,7 @@ def draw_matched_spans(text: str, spans: Sequence[tuple[int, int]], *, width: in
         if hit:
             ax.add_patch(Rectangle((c - 0.5, -r - 0.5), 1, 1, fc=ACCENT, ec="none", alpha=0.35))
         ax.text(c, -r, ch, ha="center", va="center", fontsize=8.5, family="monospace", color=INK)
-    ax.set_xlim(-1, width)
-    ax.set_ylim(-rows + 0.3, 0.7)
-    ax.axis("off")
+    canvas(ax, (-1, width), (-rows + 0.3, 0.7))
     if title:
         ax.set_title(title, fontsize=10)
     return ax

@@ -30,7 +30,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from ftipbook.viz.attention import plot_mask
-from ftipbook.viz.charts import grouped_bars, series_arrays
+from ftipbook.viz.charts import canvas, grouped_bars, series_arrays
 from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, VIOLET, as_array, axes_or_new
 
 #: Background fills of segments ``1, 2, ...`` (cycled) in :func:`plot_token_losses`.
@@ -402,9 +402,7 @@ def draw_artifact_manifest(runtime: Mapping[str, str], provenance: Mapping[str, 
                                         facecolor=HIGHLIGHT, edgecolor=INK, linewidth=1.2))
             ax.text(col_w / 2, y - 0.82, law_label, ha="center", va="center", fontsize=9.5, color=INK)
     ax.plot([4.95, 4.95], [0.0, top + 0.2], color=MUTED, linestyle=":", linewidth=1.0)
-    ax.set_xlim(-0.1, 10.0)
-    ax.set_ylim(-0.1, top + 0.8)
-    ax.axis("off")
+    canvas(ax, (-0.1, 10.0), (-0.1, top + 0.8))
     if title:
         ax.set_title(title)
     return ax

@@ -20,29 +20,17 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.patches import Rectangle
 
 from ftipbook.model.generate import StopReason
 from ftipbook.prob import PrefixTree
-from ftipbook.viz.charts import grouped_bars, series_arrays
+from ftipbook.viz.charts import arrow, box, canvas, grouped_bars, series_arrays
 from ftipbook.viz.style import ACCENT, FILL, HIGHLIGHT, INK, MUTED, PALETTE, as_array, axes_or_new
 
 #: Alternating fills of adjacent tokens in :func:`draw_segmentations`.
 TOKEN_FILLS = (FILL, HIGHLIGHT)
 #: How a space is shown inside a token box (an open box, as in ftip-000F's underscores).
 SPACE = "\u2423"
-
-
-def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], *, colour: str = INK,
-           rad: float = 0.0, style: str = "-", width: float = 1.2) -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, color=colour, linewidth=width,
-                                 connectionstyle=f"arc3,rad={rad}", linestyle=style, shrinkA=0, shrinkB=0))
-
-
-def _box(ax: Axes, x: float, y: float, w: float, h: float, text: str, *, fc: str = FILL, ec: str = INK,
-         fontsize: float = 10, family: str | None = None) -> None:
-    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.01", fc=fc, ec=ec, linewidth=1.2))
-    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color=INK, family=family)
 
 
 # --- laws ----------------------------------------------------------------------------------------
@@ -199,9 +187,7 @@ def draw_segmentations(rows: Mapping[str, Sequence[str]], *, title: str | None =
             x += w
         ax.text(-0.6, y, label, ha="right", va="center", fontsize=9, color=INK)
         ax.text(x + 0.6, y, f"{len(pieces)} tokens", ha="left", va="center", fontsize=9, color=ACCENT)
-    ax.set_xlim(-0.3 * longest - 1, longest * 1.18 + 2)
-    ax.set_ylim(-len(rows) + 0.4, 0.6)
-    ax.axis("off")
+    canvas(ax, (-0.3 * longest - 1, longest * 1.18 + 2), (-len(rows) + 0.4, 0.6))
     if title:
         ax.set_title(title, fontsize=10)
     return ax
@@ -227,9 +213,9 @@ def draw_roundtrip(text: str, normalized: str, tokens: Sequence[str], detokenize
     boxes = [(f"$s$\n{show(text)}", "white"), (f"$N(s)$\n{show(normalized)}", FILL),
              (f"$T(N(s))$\n{tup(tokens)}", HIGHLIGHT), (f"$D(T(N(s)))$\n{show(detokenized)}", FILL)]
     for x, (label, fc) in zip(xs, boxes):
-        _box(ax, x, y, w, h, label, fc=fc, fontsize=10, family="monospace")
+        box(ax, x, y, label, w=w, h=h, fc=fc, family="monospace")
     for (a, b), name in zip(zip(xs, xs[1:]), ("$N$", "$T$", "$D$")):
-        _arrow(ax, (a + w / 2 + 0.01, y), (b - w / 2 - 0.01, y))
+        arrow(ax, (a + w / 2 + 0.01, y), (b - w / 2 - 0.01, y))
         ax.text((a + b) / 2, y + 0.05, name, ha="center", va="bottom", fontsize=11, color=INK)
     same_text = detokenized == text
     ax.plot([xs[0], xs[0], xs[3], xs[3]], [y - h / 2 - 0.02, 0.28, 0.28, y - h / 2 - 0.02],
@@ -238,13 +224,11 @@ def draw_roundtrip(text: str, normalized: str, tokens: Sequence[str], detokenize
             + (" is recovered" if same_text else " is not recovered"), ha="center", va="top", fontsize=10,
             color=INK if same_text else ACCENT)
     stable = tuple(retokenized) == tuple(tokens)
-    _arrow(ax, (xs[3], y + h / 2 + 0.01), (xs[2], y + h / 2 + 0.01), rad=0.55, colour=INK if stable else ACCENT)
+    arrow(ax, (xs[3], y + h / 2 + 0.01), (xs[2], y + h / 2 + 0.01), rad=0.55, colour=INK if stable else ACCENT)
     ax.text((xs[2] + xs[3]) / 2, 0.93, f"$T\\circ N$ gives {tup(retokenized)}: "
             + ("stable" if stable else "not stable"), ha="center", va="bottom", fontsize=10,
             color=INK if stable else ACCENT)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0.1, 1.0)
-    ax.axis("off")
+    canvas(ax, ylim=(0.1, 1.0))
     return ax
 
 
