@@ -1,4 +1,5 @@
-"""Drawing pieces the figure modules share: grouped bars, and the boxes, arrows and canvas of diagrams.
+"""Drawing pieces the figure modules share: grouped bars; the boxes, arrows, canvas and status legends
+of diagrams; annotated and true/false tables.
 
 Each piece draws on a given ``Axes`` and computes nothing about the mathematics; the figure
 modules (``viz.diagrams``, ``viz.pretraining_figs``, ...) validate their own inputs, call these,
@@ -6,14 +7,17 @@ and add their titles and labels. The colours are those of :mod:`ftipbook.viz.sty
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.colors import ListedColormap
 from matplotlib.container import BarContainer
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
-from ftipbook.viz.style import FILL, INK, PALETTE, as_array
+from ftipbook.viz.style import FILL, INK, MUTED, PALETTE, as_array, axes_or_new
 
 
 # --- grouped bars --------------------------------------------------------------------------------
@@ -92,4 +96,70 @@ def canvas(ax: Axes, xlim: tuple[float, float] = (0.0, 1.0), ylim: tuple[float, 
     ax.axis("off")
 
 
-__all__ = ["series_arrays", "grouped_bars", "bar_centres", "box", "arrow", "canvas"]
+def outline(dashed: bool) -> dict[str, Any]:
+    """Edge colour and line style of a box or legend patch: muted and dashed for something not
+    established (not identified, assumed), ink and solid otherwise."""
+    return {"ec": MUTED if dashed else INK, "linestyle": "--" if dashed else "-"}
+
+
+def status_patches(fills: Mapping[str, str], labels: Mapping[str, str], present: Collection[str], *,
+                   dashed: str) -> list[Patch]:
+    """Legend handles for the statuses in ``present``, in the order of ``fills``.
+
+    Status ``st`` is a patch filled ``fills[st]`` and labelled ``labels[st]``; the ``dashed``
+    status gets the :func:`outline` its boxes are drawn with.
+    """
+    return [Patch(fc=fills[st], label=labels[st], **outline(st == dashed)) for st in fills if st in present]
+
+
+# --- tables ---------------------------------------------------------------------------------------
+def cell_values(ax: Axes, m: np.ndarray, fmt: str, top: float, *, fontsize: float = 9) -> None:
+    """Write ``fmt.format(m[i, j])`` on cell ``(i, j)`` of an image of the 2-D array ``m``: white on
+    cells above ``0.6 top`` (dark in a sequential colour map), ink elsewhere."""
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            ax.text(j, i, fmt.format(m[i, j]), ha="center", va="center", fontsize=fontsize,
+                    color="white" if m[i, j] > 0.6 * top else INK)
+
+
+@dataclass(frozen=True)
+class CellLook:
+    """How one kind of cell of :func:`flag_grid` looks: its fill, its word, the word's colour and weight."""
+
+    fill: str
+    text: str
+    colour: str
+    bold: bool = False
+
+
+def flag_grid(flags: Mapping[str, Mapping[str, bool]], *, yes: CellLook, no: CellLook, name: str,
+              cell: tuple[float, float], ax: Axes | None = None) -> Axes:
+    """A table of booleans as a grid: rows are the keys of ``flags``, columns the keys of each row.
+
+    True cells look like ``yes``, false ones like ``no``; column names sit on top. Every row must
+    name the same nonempty columns in the same order (else ``ValueError``, naming the table
+    ``name``). A new figure gets ``cell = (width, height)`` inches per cell plus room for labels.
+    """
+    rows = list(flags)
+    if not rows:
+        raise ValueError(f"{name} must name at least one row")
+    cols = list(flags[rows[0]])
+    if not cols or any(list(flags[r]) != cols for r in rows):
+        raise ValueError(f"every row of {name} must name the same nonempty columns, in the same order")
+    ax = axes_or_new(ax, (cell[0] * len(cols) + 2.8, cell[1] * len(rows) + 1.2))
+    grid = np.array([[1.0 if flags[r][c] else 0.0 for c in cols] for r in rows])
+    ax.imshow(grid, cmap=ListedColormap([no.fill, yes.fill]), vmin=0, vmax=1, aspect="auto")
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            look = yes if flags[r][c] else no
+            ax.text(j, i, look.text, ha="center", va="center", fontsize=9, color=look.colour,
+                    fontweight="bold" if look.bold else "normal")
+    ax.set_xticks(range(len(cols)), cols)
+    ax.set_yticks(range(len(rows)), rows)
+    ax.tick_params(length=0)
+    ax.xaxis.tick_top()
+    return ax
+
+
+__all__ = ["series_arrays", "grouped_bars", "bar_centres", "box", "arrow", "canvas", "outline", "status_patches",
+           "cell_values", "CellLook", "flag_grid"]

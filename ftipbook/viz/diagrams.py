@@ -15,9 +15,9 @@ from functools import partial
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.patches import Circle, FancyBboxPatch, Patch
+from matplotlib.patches import Circle, FancyBboxPatch
 
-from ftipbook.viz.charts import arrow, box, canvas, grouped_bars, series_arrays
+from ftipbook.viz.charts import arrow, box, canvas, cell_values, grouped_bars, outline, series_arrays, status_patches
 from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, as_array, axes_or_new
 
 #: Fill of a box that the chapter marks as not identified by its source.
@@ -97,10 +97,7 @@ def plot_matrix(
     ax = axes_or_new(ax, (0.75 * m.shape[1] + 2.0, 0.55 * m.shape[0] + 1.2))
     top = float(np.nanmax(np.abs(m))) or 1.0
     image = ax.imshow(m, cmap=cmap, vmin=0.0, vmax=top, aspect="auto")
-    for i in range(m.shape[0]):
-        for j in range(m.shape[1]):
-            ax.text(j, i, fmt.format(m[i, j]), ha="center", va="center", fontsize=9,
-                    color="white" if m[i, j] > 0.6 * top else INK)
+    cell_values(ax, m, fmt, top)
     ax.set_xticks(range(m.shape[1]), list(col_labels))
     ax.set_yticks(range(m.shape[0]), list(row_labels))
     ax.tick_params(length=0)
@@ -313,8 +310,7 @@ def draw_dataflow(
             ax.text(detail_x, y, stage.detail, ha="right", va="center", fontsize=8.5, color=INK, family="monospace")
         if stage.record:
             _box(ax, record_x, y, stage.record, w=0.3, h=h, fontsize=8, fc=STATUS_FILL[stage.status],
-                 ec=MUTED if stage.status == "not identified" else INK,
-                 linestyle="--" if stage.status == "not identified" else "-")
+                 **outline(stage.status == "not identified"))
             ax.plot([centre + 0.125, record_x - 0.155], [y, y], color=MUTED, linewidth=0.8, linestyle=":")
     for a, b in skips:
         x, start = centre - 0.14, ys[a] + gap / 2
@@ -326,11 +322,10 @@ def draw_dataflow(
                                     fc="none", ec=ACCENT, linewidth=1.4, linestyle="--"))
         ax.text(centre + 0.18, (top + bottom) / 2, repeat_label, rotation=90, ha="left", va="center", fontsize=10,
                 color=ACCENT)
-    statuses = [st for st in STATUS_FILL if any(stage.record and stage.status == st for stage in stages)]
+    statuses = status_patches(STATUS_FILL, STATUS_LABEL, {stage.status for stage in stages if stage.record},
+                              dashed="not identified")
     if statuses:
-        ax.legend(handles=[Patch(fc=STATUS_FILL[st], ec=MUTED if st == "not identified" else INK,
-                                 linestyle="--" if st == "not identified" else "-", label=STATUS_LABEL[st])
-                           for st in statuses], loc="lower right", fontsize=8, frameon=False)
+        ax.legend(handles=statuses, loc="lower right", fontsize=8, frameon=False)
     if detail_title:
         ax.text(detail_x, 1.02, detail_title, ha="right", va="bottom", fontsize=9.5, color=INK, weight="bold")
     if record_title:

@@ -10,13 +10,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.colors import ListedColormap
-from matplotlib.patches import FancyBboxPatch, Patch
+from matplotlib.patches import FancyBboxPatch
 
 from ftipbook.compare.frontier import NotReached, ScoredCostMeasurement
 from ftipbook.compare.reports import MeasuredContrast
 from ftipbook.eval.stats import Interval, Measurements
-from ftipbook.viz.charts import canvas
+from ftipbook.viz.charts import CellLook, canvas, flag_grid, outline, status_patches
 from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, axes_or_new
 
 #: Fill and legend text of each evidence status in :func:`draw_evidence_chain`.
@@ -175,24 +174,8 @@ def plot_check_matrix(verdicts: Mapping[str, Mapping[str, bool]], *, ax: Axes | 
                       title: str | None = None) -> Axes:
     """Rows are simulated worlds, columns declared checks; a cell says whether the prediction
     agreed (light, "agree") or not (dark, "DISAGREE") (ftip-00LG)."""
-    rows = list(verdicts)
-    if not rows:
-        raise ValueError("verdicts must name at least one row")
-    cols = list(verdicts[rows[0]])
-    if any(list(verdicts[r]) != cols for r in rows):
-        raise ValueError("every row must have the same checks, in the same order")
-    ax = axes_or_new(ax, (1.5 * len(cols) + 2.8, 0.6 * len(rows) + 1.2))
-    grid = np.array([[0.0 if verdicts[r][c] else 1.0 for c in cols] for r in rows])
-    ax.imshow(grid, cmap=ListedColormap([FILL, ACCENT]), vmin=0, vmax=1, aspect="auto")
-    for i, r in enumerate(rows):
-        for j, c in enumerate(cols):
-            agree = verdicts[r][c]
-            ax.text(j, i, "agree" if agree else "DISAGREE", ha="center", va="center", fontsize=9,
-                    color=INK if agree else "white", fontweight="normal" if agree else "bold")
-    ax.set_xticks(range(len(cols)), cols)
-    ax.set_yticks(range(len(rows)), rows)
-    ax.tick_params(length=0)
-    ax.xaxis.tick_top()
+    ax = flag_grid(verdicts, yes=CellLook(FILL, "agree", INK), no=CellLook(ACCENT, "DISAGREE", "white", bold=True),
+                   name="verdicts", cell=(1.5, 0.6), ax=ax)
     if title:
         ax.set_title(title, pad=24)
     return ax
@@ -212,18 +195,15 @@ def draw_evidence_chain(links: Sequence[tuple[str, str, str]], *, ax: Axes | Non
     ys = 1 - (np.arange(n) + 0.5) / n
     h = 0.66 / n
     for i, ((claim, value, status), y) in enumerate(zip(links, ys)):
-        dashed = status == "assumed"
         ax.add_patch(FancyBboxPatch((0.02, y - h / 2), 0.56, h, boxstyle="round,pad=0.004", fc=EVIDENCE_FILL[status],
-                                    ec=MUTED if dashed else INK, linestyle="--" if dashed else "-", linewidth=1.1))
+                                    linewidth=1.1, **outline(status == "assumed")))
         ax.text(0.03, y, claim, ha="left", va="center", fontsize=9, color=INK)
         ax.text(0.62, y, value, ha="left", va="center", fontsize=9, color=INK, family="monospace")
         if i + 1 < n:
             ax.annotate("", xy=(0.3, ys[i + 1] + h / 2), xytext=(0.3, y - h / 2),
                         arrowprops=dict(arrowstyle="-|>", color=INK, lw=1.0))
-    used = [st for st in EVIDENCE_FILL if any(link[2] == st for link in links)]
-    ax.legend(handles=[Patch(fc=EVIDENCE_FILL[st], ec=MUTED if st == "assumed" else INK,
-                             linestyle="--" if st == "assumed" else "-", label=EVIDENCE_LABEL[st]) for st in used],
-              loc="upper right", bbox_to_anchor=(1.0, -0.01), ncol=len(used), fontsize=8, frameon=False)
+    used = status_patches(EVIDENCE_FILL, EVIDENCE_LABEL, {link[2] for link in links}, dashed="assumed")
+    ax.legend(handles=used, loc="upper right", bbox_to_anchor=(1.0, -0.01), ncol=len(used), fontsize=8, frameon=False)
     canvas(ax)
     if title:
         ax.set_title(title)

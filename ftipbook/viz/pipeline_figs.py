@@ -30,7 +30,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
-from ftipbook.viz.charts import bar_centres, canvas, grouped_bars, series_arrays
+from ftipbook.viz.charts import CellLook, bar_centres, canvas, flag_grid, grouped_bars, series_arrays
 from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, VIOLET, as_array, axes_or_new
 
 #: Colours of distinct outcomes in :func:`plot_order_outcomes` (enough for the six orders of three steps).
@@ -146,24 +146,8 @@ def plot_allowed(panels: Mapping[str, tuple[object, Sequence[int]]], *, axes: Se
 def plot_effect_matrix(effects: Mapping[str, Mapping[str, bool]], *, true_label: str = "changes",
                        false_label: str = "same", ax: Axes | None = None, title: str | None = None) -> Axes:
     """Rows are interventions, columns observed objects; a cell says whether the object changed (ftip-0015)."""
-    rows = list(effects)
-    if not rows:
-        raise ValueError("effects must name at least one row")
-    cols = list(effects[rows[0]])
-    if not cols or any(list(effects[r]) != cols for r in rows):
-        raise ValueError("every row must name the same nonempty columns, in the same order")
-    ax = axes_or_new(ax, (1.35 * len(cols) + 2.8, 0.55 * len(rows) + 1.2))
-    grid = np.array([[1.0 if effects[r][c] else 0.0 for c in cols] for r in rows])
-    ax.imshow(grid, cmap=ListedColormap([PAD_FILL, ACCENT]), vmin=0, vmax=1, aspect="auto")
-    for i, r in enumerate(rows):
-        for j, c in enumerate(cols):
-            on = effects[r][c]
-            ax.text(j, i, true_label if on else false_label, ha="center", va="center", fontsize=9,
-                    color="white" if on else MUTED, fontweight="bold" if on else "normal")
-    ax.set_xticks(range(len(cols)), cols)
-    ax.set_yticks(range(len(rows)), rows)
-    ax.tick_params(length=0)
-    ax.xaxis.tick_top()
+    ax = flag_grid(effects, yes=CellLook(ACCENT, true_label, "white", bold=True),
+                   no=CellLook(PAD_FILL, false_label, MUTED), name="effects", cell=(1.35, 0.55), ax=ax)
     if title:
         ax.set_title(title, pad=24, fontsize=10)
     return ax

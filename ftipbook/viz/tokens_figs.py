@@ -24,7 +24,7 @@ from matplotlib.patches import Rectangle
 
 from ftipbook.model.generate import StopReason
 from ftipbook.prob import PrefixTree
-from ftipbook.viz.charts import arrow, box, canvas, grouped_bars, series_arrays
+from ftipbook.viz.charts import arrow, box, canvas, cell_values, grouped_bars, series_arrays
 from ftipbook.viz.style import ACCENT, FILL, HIGHLIGHT, INK, MUTED, PALETTE, as_array, axes_or_new
 
 #: Alternating fills of adjacent tokens in :func:`draw_segmentations`.
@@ -105,10 +105,8 @@ def plot_joint_tables(
     n_rows, n_cols = len(row_labels), len(col_labels)
     for ax, (name, m) in zip(axes, mats.items()):
         ax.imshow(m, cmap="Oranges", vmin=0.0, vmax=top, aspect="auto", extent=(-0.5, n_cols - 0.5, n_rows - 0.5, -0.5))
+        cell_values(ax, m, fmt, top)
         for i in range(n_rows):
-            for j in range(n_cols):
-                ax.text(j, i, fmt.format(m[i, j]), ha="center", va="center", fontsize=9,
-                        color="white" if m[i, j] > 0.6 * top else INK)
             ax.text(n_cols - 0.05, i, fmt.format(m[i].sum()), ha="left", va="center", fontsize=9, color=ACCENT)
         for j in range(n_cols):
             ax.text(j, n_rows - 0.05, fmt.format(m[:, j].sum()), ha="center", va="top", fontsize=9, color=ACCENT)
