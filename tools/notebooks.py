@@ -23,6 +23,9 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "python3"
 TIMEOUT_S = 300
+#: The kernel's environment while a chapter runs, as under `task.py test`: stored outputs always
+#: come from the CPU path, with one intra-op thread (the test runs two notebooks at once).
+KERNEL_ENV = {"FTIPBOOK_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
 
 
 def source_cells(md: Path) -> nbformat.NotebookNode:
@@ -43,16 +46,17 @@ def source_cells(md: Path) -> nbformat.NotebookNode:
 def execute(md: Path) -> nbformat.NotebookNode:
     """Run every code cell of ``md`` in a fresh kernel started in the chapter's folder."""
     nb = source_cells(md)
-    env_device = os.environ.get("FTIPBOOK_DEVICE")
-    os.environ["FTIPBOOK_DEVICE"] = "cpu"  # stored outputs always come from the CPU path
+    saved = {name: os.environ.get(name) for name in KERNEL_ENV}
+    os.environ.update(KERNEL_ENV)
     try:
         NotebookClient(nb, timeout=TIMEOUT_S, kernel_name=KERNEL, record_timing=False,
                        resources={"metadata": {"path": str(md.parent)}}).execute()
     finally:
-        if env_device is None:
-            os.environ.pop("FTIPBOOK_DEVICE")
-        else:
-            os.environ["FTIPBOOK_DEVICE"] = env_device
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
     nb.metadata.language_info = nbformat.from_dict({"name": "python"})

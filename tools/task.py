@@ -70,6 +70,8 @@ def test() -> None:
     env = dict(os.environ)
     env.pop("MPLBACKEND", None)  # an agg backend would strip figures from stored outputs
     env["FTIPBOOK_DEVICE"] = "cpu"
+    # two pytest workers on two cores: one thread each, or tiny models spend their time contending
+    env["OMP_NUM_THREADS"] = "1"
     pytest = [PY, "-m", "pytest", "-p", "no:cacheprovider"]
     run(*pytest, "tests", "-n", "2", "--ignore=tests/browser", env=env)
     run(*pytest, "--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg",
