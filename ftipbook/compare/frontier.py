@@ -203,6 +203,14 @@ def measured_cost_ratio(c_k: CostLike, c_t: CostLike) -> CostRatio | Undefined:
 # ----------------------------------------------------------------------------------------------
 # the frontier value (ftip-00JJ)
 # ----------------------------------------------------------------------------------------------
+def _intervention_cost(name: str, value: object) -> float:
+    """The cost ``c(eta)`` of intervention ``name`` as a float in ``[0, +inf]`` (ftip-00JJ)."""
+    cost = _real("cost", value, finite=False)
+    if cost < 0:
+        raise ValueError(f"cost={cost!r} of {name!r} must lie in [0, +inf]")
+    return cost
+
+
 @dataclass(frozen=True)
 class Intervention:
     """One declared intervention ``eta`` with scalar cost ``c(eta) in [0, +inf]`` and finite score ``J`` (ftip-00JJ)."""
@@ -212,10 +220,7 @@ class Intervention:
     score: float
 
     def __post_init__(self) -> None:
-        cost = _real("cost", self.cost, finite=False)
-        if cost < 0:
-            raise ValueError(f"cost={cost!r} of {self.name!r} must lie in [0, +inf]")
-        object.__setattr__(self, "cost", cost)
+        object.__setattr__(self, "cost", _intervention_cost(self.name, self.cost))
         object.__setattr__(self, "score", _real("score", self.score))
 
 
@@ -234,9 +239,7 @@ class InterventionFamily:
     attained: bool
 
     def __post_init__(self) -> None:
-        cost = _real("cost", self.cost, finite=False)
-        if cost < 0:
-            raise ValueError(f"cost={cost!r} of {self.name!r} must lie in [0, +inf]")
+        cost = _intervention_cost(self.name, self.cost)
         sup = _real("sup_score", self.sup_score, finite=False)
         if sup == -math.inf:
             raise ValueError("sup_score = -inf would be an empty family; declare no family instead")

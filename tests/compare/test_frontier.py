@@ -158,3 +158,16 @@ def test_frontier_validation():
         Intervention("bad", -1.0, 0.0)
     with pytest.raises(ValueError):
         InterventionFamily("bad", 1.0, math.inf, attained=True)
+
+
+@pytest.mark.parametrize("make", [lambda c: Intervention("eta", c, 0.0),
+                                  lambda c: InterventionFamily("eta", c, 1.0, attained=False)])
+def test_intervention_costs_lie_in_zero_to_infinity(make):
+    """Both kinds of intervention take a cost in [0, +inf] (ftip-00JJ): +inf is allowed, negatives and NaN are not."""
+    assert make(0).cost == 0.0 and make(math.inf).cost == math.inf and isinstance(make(2).cost, float)
+    with pytest.raises(ValueError, match=r"cost=-1.0 of 'eta' must lie in \[0, \+inf\]"):
+        make(-1.0)
+    with pytest.raises(ValueError, match="cost=nan"):
+        make(math.nan)
+    with pytest.raises(TypeError):
+        make("1")
