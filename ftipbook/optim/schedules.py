@@ -17,6 +17,13 @@ def _steps(name: str, value: object, low: int) -> None:
         raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
 
 
+def _phase(name: str, value: object, total_steps: int) -> None:
+    """A phase length (warmup, hold) of a schedule: an int in ``[0, total_steps)``."""
+    _steps(name, value, 0)
+    if value >= total_steps:
+        raise ValueError(f"{name}={value} must be below total_steps={total_steps}")
+
+
 def _fraction(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
         raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
@@ -62,10 +69,8 @@ class WarmupCosine:
     final: float = 0.0
 
     def __post_init__(self) -> None:
-        _steps("warmup_steps", self.warmup_steps, 0)
         _steps("total_steps", self.total_steps, 1)
-        if self.warmup_steps >= self.total_steps:
-            raise ValueError(f"warmup_steps={self.warmup_steps} must be below total_steps={self.total_steps}")
+        _phase("warmup_steps", self.warmup_steps, self.total_steps)
         _fraction("final", self.final)
 
     def __call__(self, t: int) -> float:
@@ -90,9 +95,7 @@ class LongAnneal:
 
     def __post_init__(self) -> None:
         _steps("total_steps", self.total_steps, 1)
-        _steps("hold_steps", self.hold_steps, 0)
-        if self.hold_steps >= self.total_steps:
-            raise ValueError(f"hold_steps={self.hold_steps} must be below total_steps={self.total_steps}")
+        _phase("hold_steps", self.hold_steps, self.total_steps)
         if isinstance(self.final, bool) or not isinstance(self.final, (int, float)) or not 0 < self.final <= 1:
             raise ValueError(f"final must be a number in (0, 1] (a geometric decay never reaches 0), "
                              f"got {self.final!r}")

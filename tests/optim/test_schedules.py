@@ -42,6 +42,10 @@ def test_lambda_lr_uses_the_schedule_and_saves_it():
     (lambda: sc.WarmupCosine(10, 10), "warmup_steps=10 must be below total_steps=10"),
     (lambda: sc.LongAnneal(10, final=0.0), "geometric decay never reaches 0"),
     (lambda: sc.LongAnneal(10, hold_steps=10), "hold_steps=10 must be below"),
+    (lambda: sc.LongAnneal(10, hold_steps=12), "hold_steps=12 must be below total_steps=10"),
+    (lambda: sc.LongAnneal(10, hold_steps=-1), "hold_steps must be an int >= 0"),
+    (lambda: sc.WarmupCosine(2.5, 10), "warmup_steps must be an int >= 0"),
+    (lambda: sc.WarmupCosine(3, 0), "total_steps must be an int >= 1"),
     (lambda: sc.Cosine(10)(-1), "step index t >= 0"),
     (lambda: sc.Constant()(1.5), "step index t >= 0"),
 ])
