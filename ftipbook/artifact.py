@@ -26,6 +26,7 @@ from safetensors.torch import load_file, save_file
 
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM
+from ftipbook.plain_dict import from_plain_dict, to_plain_dict
 
 #: Format tag written into ``artifact.json``; loading refuses other values.
 FORMAT = "ftipbook.artifact/1"
@@ -97,20 +98,13 @@ class Provenance:
     log: dict = field(default_factory=dict)  # e.g. losses per step
 
     def to_dict(self) -> dict:
-        """JSON-ready form."""
-        d = asdict(self)
-        d["undisclosed"] = list(self.undisclosed)
-        return d
+        """JSON-ready form (:func:`~ftipbook.plain_dict.to_plain_dict`)."""
+        return to_plain_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping) -> Provenance:
         """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
-        unknown = sorted(set(d) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown Provenance field(s) {unknown}")
-        d = dict(d)
-        d["undisclosed"] = tuple(d.get("undisclosed", ()))
-        return cls(**d)
+        return from_plain_dict(cls, d)
 
 
 def versions() -> dict[str, str]:

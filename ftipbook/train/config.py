@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from ftipbook.plain_dict import from_plain_dict, to_plain_dict
+
 OPTIMIZERS = ("adamw", "adam", "sgd", "muon_adamw")
 SCHEDULES = ("constant", "cosine", "warmup_cosine")
 PRECISIONS = ("auto", "fp32", "bf16")
@@ -134,18 +136,10 @@ class TrainConfig:
             raise ValueError(f"progress={self.progress!r} must be True, False or None (auto)")
 
     def to_dict(self) -> dict:
-        """The fields by name (JSON-ready; ``betas`` becomes a list)."""
-        d = asdict(self)
-        d["betas"] = list(self.betas)
-        return d
+        """The fields by name (JSON-ready; ``betas`` becomes a list; :func:`~ftipbook.plain_dict.to_plain_dict`)."""
+        return to_plain_dict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:
         """Inverse of :meth:`to_dict`; an unknown key raises ``ValueError``."""
-        unknown = sorted(set(d) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown TrainConfig field(s) {unknown}")
-        d = dict(d)
-        if "betas" in d:
-            d["betas"] = tuple(d["betas"])
-        return cls(**d)
+        return from_plain_dict(cls, d)
