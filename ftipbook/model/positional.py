@@ -65,11 +65,11 @@ class LearnedPositions(nn.Module):
         nn.init.normal_(self.weight, std=0.02)
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        longest = int(positions.max()) + 1
-        if longest > self.weight.shape[0]:
+        table = self.weight.shape[0]
+        if positions.numel() and not 0 <= int(positions.min()) <= int(positions.max()) < table:
             raise ValueError(
-                f"sequence length {longest} exceeds max_seq_len={self.weight.shape[0]} "
-                f"of the learned positions (largest position index {longest - 1})"
+                f"position indices {int(positions.min())}..{int(positions.max())} fall outside the learned "
+                f"table of max_seq_len={table} rows (positions 0..{table - 1})"
             )
         return x + nn.functional.embedding(positions, self.weight)
 

@@ -111,7 +111,7 @@ class DecoderLM(nn.Module):
         positions: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """The states ``h_t [B, T, d]`` the unembedding reads (after the final norm), inputs checked."""
-        self.check_inputs(tokens, seg_ids, cache)
+        self.check_inputs(tokens, seg_ids, cache, positions)
         return self._hidden(tokens, seg_ids, cache, positions)
 
     def loss(
@@ -141,9 +141,14 @@ class DecoderLM(nn.Module):
                                     ignore_index=ignore_index)
 
     def check_inputs(
-        self, tokens: torch.Tensor, seg_ids: torch.Tensor | None = None, cache: HybridCache | None = None
+        self,
+        tokens: torch.Tensor,
+        seg_ids: torch.Tensor | None = None,
+        cache: HybridCache | None = None,
+        positions: torch.Tensor | None = None,
     ) -> None:
-        """Refuse a bad ``forward`` call: token shape, dtype and ids, ``seg_ids`` shape, a cache that does not fit."""
+        """Refuse a bad ``forward`` call: token shape, dtype and ids, ``seg_ids`` shape, a cache that
+        does not fit, ``positions`` that are not non-negative integers of the tokens' shape."""
         if tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(f"tokens must be a LongTensor [B, T], got {tokens.dtype} of shape {tuple(tokens.shape)}")
         self.check_tokens(tokens)
@@ -152,6 +157,12 @@ class DecoderLM(nn.Module):
                 raise ValueError(f"seg_ids shape {tuple(seg_ids.shape)} must equal tokens shape {tuple(tokens.shape)}")
             if cache is not None:
                 raise ValueError("seg_ids (packed documents) and cache cannot be combined: decode one document per row")
+        if positions is not None:
+            if positions.shape != tokens.shape or positions.dtype.is_floating_point or positions.dtype == torch.bool:
+                raise ValueError(f"positions must be an integer tensor of the tokens' shape {tuple(tokens.shape)}, "
+                                 f"got {positions.dtype} of shape {tuple(positions.shape)}")
+            if positions.numel() and int(positions.min()) < 0:
+                raise ValueError(f"positions are 0-based indices, got {int(positions.min())}")
         applications = self.cfg.n_layers * self.cfg.n_loops
         if cache is not None and len(cache) != applications:
             raise ValueError(f"cache has {len(cache)} layer caches, this model applies {applications} layers")

@@ -38,9 +38,26 @@ def test_sinusoidal_formula():
 def test_learned_positions_refuse_long_sequences():
     pe = LearnedPositions(8, 4)
     x = torch.zeros(1, 9, 4)
-    with pytest.raises(ValueError, match=r"sequence length 9 exceeds max_seq_len=8"):
+    with pytest.raises(ValueError, match=r"position indices 0\.\.8 fall outside .* max_seq_len=8 rows \(positions 0\.\.7\)"):
         pe(x, torch.arange(9).unsqueeze(0))
     assert pe(x[:, :8], torch.arange(8).unsqueeze(0)).shape == (1, 8, 4)
+    with pytest.raises(ValueError, match=r"position indices -1\.\.0"):
+        pe(x[:, :2], torch.tensor([[-1, 0]]))
+
+
+def test_decoder_refuses_bad_explicit_positions():
+    """Offset positions are judged by their indices, not the sequence length; negative ones are refused."""
+    from ftipbook.model import ModelConfig, build_model
+
+    model = build_model(ModelConfig(vocab_size=10, d_model=8, n_heads=2, d_ff=16, max_seq_len=4, pos="learned"))
+    x = torch.zeros(1, 2, dtype=torch.long)
+    assert model(x, positions=torch.tensor([[2, 3]])).shape == (1, 2, 10)
+    with pytest.raises(ValueError, match=r"position indices 3\.\.4 fall outside"):
+        model(x, positions=torch.tensor([[3, 4]]))
+    with pytest.raises(ValueError, match=r"0-based indices, got -1"):
+        model(x, positions=torch.tensor([[-1, 0]]))
+    with pytest.raises(ValueError, match=r"integer tensor of the tokens' shape \(1, 2\)"):
+        model(x, positions=torch.tensor([[0.0, 1.0]]))
 
 
 def test_rope_scores_depend_only_on_displacement():
