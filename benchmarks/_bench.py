@@ -8,6 +8,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 
@@ -16,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ftipbook.model import DecoderLM, load_hf  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+T = TypeVar("T")
 
 #: Llama configurations: "tiny" is the scale of the book's zoo models, "small" a 4-layer, width-256 GQA model.
 PRESETS = {
@@ -26,12 +28,16 @@ PRESETS = {
 }
 
 
+def add_repeats_arg(parser: argparse.ArgumentParser, default: int = 15) -> None:
+    parser.add_argument("--repeats", type=int, default=default, help="timed calls per implementation")
+
+
 def add_runtime_args(parser: argparse.ArgumentParser) -> None:
     default_device = "cuda" if torch.cuda.is_available() else "cpu"
     parser.add_argument("--device", default=default_device)
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="bfloat16" if default_device == "cuda" else "float32")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--repeats", type=int, default=15, help="timed calls per implementation")
+    add_repeats_arg(parser)
 
 
 def apply_runtime(args: argparse.Namespace) -> tuple[torch.device, torch.dtype]:
@@ -45,23 +51,36 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def interleaved_samples(fns: dict[str, Callable[[], object]], device: torch.device, repeats: int,
-                        warmup: int = 2) -> dict[str, list[float]]:
-    """Wall time of every timed ``fn()`` call, calling the functions in turn ``repeats`` times after ``warmup`` rounds.
+def interleaved_results(fns: dict[str, Callable[[], T]], repeats: int, warmup: int = 2) -> dict[str, list[T]]:
+    """What each ``fn()`` returns, calling the functions in turn ``repeats`` times after ``warmup`` rounds.
 
     Interleaving gives every implementation the same machine conditions (other load, clocks);
     entry ``i`` of each list comes from round ``i``, so ratios can be taken round by round.
     """
-    times: dict[str, list[float]] = {name: [] for name in fns}
+    results: dict[str, list[T]] = {name: [] for name in fns}
     for i in range(warmup + repeats):
         for name, fn in fns.items():
+            out = fn()
+            if i >= warmup:
+                results[name].append(out)
+    return results
+
+
+def interleaved_samples(fns: dict[str, Callable[[], object]], device: torch.device, repeats: int,
+                        warmup: int = 2) -> dict[str, list[float]]:
+    """Wall time of every timed ``fn()`` call, rounds interleaved as in :func:`interleaved_results`."""
+
+    def timed(fn: Callable[[], object]) -> Callable[[], float]:
+        def call() -> float:
             sync(device)
             start = time.perf_counter()
             fn()
             sync(device)
-            if i >= warmup:
-                times[name].append(time.perf_counter() - start)
-    return times
+            return time.perf_counter() - start
+
+        return call
+
+    return interleaved_results({name: timed(fn) for name, fn in fns.items()}, repeats, warmup)
 
 
 def interleaved_seconds(fns: dict[str, Callable[[], object]], device: torch.device, repeats: int,

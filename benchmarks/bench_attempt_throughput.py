@@ -30,7 +30,7 @@ import statistics
 import time
 
 import torch
-from _bench import add_runtime_args, apply_runtime, print_table, sync
+from _bench import add_runtime_args, apply_runtime, interleaved_results, print_table, sync
 
 from ftipbook.compare.throughput import attempts_under_budget, throughput_factor
 from ftipbook.model import ModelConfig, build_model
@@ -91,12 +91,8 @@ def main(argv: list[str] | None = None) -> None:
         clock.update(prefill=t1 - t0, decode=t2 - t1, verify=t3 - t2, attempt=t3 - t0)
         return clock
 
-    runs = {name: [] for name in arms}
-    for i in range(1 + args.repeats):  # interleaved; the first round is a warm-up
-        for name, model in arms.items():
-            clock = attempt(model)
-            if i:
-                runs[name].append(clock)
+    runs = interleaved_results({name: (lambda m=model: attempt(m)) for name, model in arms.items()}, args.repeats,
+                               warmup=1)
     t = {f"{stage} {name}": statistics.median(c[stage] for c in runs[name])
          for name in arms for stage in ("prefill", "decode", "verify", "attempt")}
     for name in arms:

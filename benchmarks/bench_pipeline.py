@@ -17,20 +17,16 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _bench import add_repeats_arg, interleaved_seconds, print_table
 
-from _bench import interleaved_seconds, print_table  # noqa: E402
-
-from ftipbook.data.cleaning import Decontaminator, Deduplicator, DocumentFilter, OrderedPipeline  # noqa: E402
-from ftipbook.data.corpus import ArithmeticSource, BenchmarkSource  # noqa: E402
-from ftipbook.data.mixture import toy_mixture  # noqa: E402
-from ftipbook.data.windows import BatchIterator, tokenize_documents  # noqa: E402
-from ftipbook.tokenizer import ByteLevelBPE  # noqa: E402
+from ftipbook.data.cleaning import Decontaminator, Deduplicator, DocumentFilter, OrderedPipeline
+from ftipbook.data.corpus import ArithmeticSource, BenchmarkSource
+from ftipbook.data.mixture import toy_mixture
+from ftipbook.data.windows import BatchIterator, tokenize_documents
+from ftipbook.tokenizer import ByteLevelBPE
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -38,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--docs", type=int, default=20000)
     p.add_argument("--T", type=int, default=256)
     p.add_argument("--B", type=int, default=16)
-    p.add_argument("--repeats", type=int, default=3)
+    add_repeats_arg(p, 3)
     args = p.parse_args(argv)
 
     raw = toy_mixture().documents(args.docs, seed=0)

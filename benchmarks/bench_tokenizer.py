@@ -17,22 +17,18 @@ faster).
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _bench import add_repeats_arg, interleaved_seconds, print_table
 
-from _bench import interleaved_seconds, print_table  # noqa: E402
-
-from ftipbook.data.mixture import toy_mixture  # noqa: E402
-from ftipbook.tokenizer import ByteLevelBPE, Normalizer  # noqa: E402
+from ftipbook.data.mixture import toy_mixture
+from ftipbook.tokenizer import ByteLevelBPE, Normalizer
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--docs", type=int, default=20000)
     p.add_argument("--merges", type=int, default=1000)
-    p.add_argument("--repeats", type=int, default=3)
+    add_repeats_arg(p, 3)
     args = p.parse_args(argv)
     import os
 

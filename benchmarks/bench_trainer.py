@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import socket
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,13 +23,11 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _bench import print_table
 
-from _bench import print_table  # noqa: E402
-
-from ftipbook.data.mixture import toy_mixture  # noqa: E402
-from ftipbook.model import ModelConfig, build_model  # noqa: E402
-from ftipbook.train import (RunRandomness, TrainConfig, Trainer, batch_stream, build_optimizer,  # noqa: E402
+from ftipbook.data.mixture import toy_mixture
+from ftipbook.model import ModelConfig, build_model
+from ftipbook.train import (RunRandomness, TrainConfig, Trainer, batch_stream, build_optimizer,
                             train_tokenizer)
 
 
