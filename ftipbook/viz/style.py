@@ -16,9 +16,9 @@ FILL = "#dbeafe"
 BLUE = "#2563eb"
 GREEN = "#059669"
 VIOLET = "#7c3aed"
-#: Light orange fill of a highlighted box: a selected expert, a derived value, the second segment.
+#: Fill of a highlighted box (light orange), e.g. a selected expert, a derived value or the second segment.
 HIGHLIGHT = "#fed7aa"
-#: Light grey fill of something absent or not identified: padding, an undisclosed field, a missing cell.
+#: Fill of something absent or not identified (light grey), e.g. padding, an undisclosed field or a missing cell.
 BLANK = "#f3f4f6"
 #: Series colours, in order, for plots with several lines or bar groups.
 PALETTE = (INK, ACCENT, BLUE, GREEN, MUTED)
