@@ -276,7 +276,10 @@ def save_artifact(artifact: ModelArtifact, directory: str | Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     meta = artifact.to_json()
     tensors = {k: v.detach().to("cpu").contiguous().clone() for k, v in artifact.state_dict.items()}
-    save_file(tensors, str(directory / WEIGHTS_FILE), metadata={"format": FORMAT, "runtime_hash": meta["runtime_hash"]})
+    # one metadata key: safetensors writes its metadata map in an arbitrary order, and a file whose
+    # bytes vary from run to run could not be pinned by the zoo's sha256
+    header = json.dumps({"format": FORMAT, "runtime_hash": meta["runtime_hash"]}, sort_keys=True)
+    save_file(tensors, str(directory / WEIGHTS_FILE), metadata={"ftipbook": header})
     (directory / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True, allow_nan=False) + "\n")
     return directory
 

@@ -120,3 +120,9 @@ def test_a_new_config_field_at_its_default_keeps_the_hash(artifact):
     other = runtime_hash(Extended(**base, logit_softcap=30.0), artifact.state_dict, artifact.numerics,
                          artifact.tokenizer)
     assert same == artifact.runtime_hash() != other
+
+
+def test_saving_twice_writes_identical_bytes(artifact, tmp_path):
+    """The weights file is a pure function of the artifact (the zoo pins it by sha256)."""
+    saved = {save_artifact(artifact, tmp_path / str(i)).joinpath("weights.safetensors").read_bytes() for i in range(8)}
+    assert len(saved) == 1
