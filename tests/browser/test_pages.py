@@ -63,11 +63,13 @@ def rendered_dom(page: Path) -> str:
 def test_chapter_typesets_math_and_links_to_colab(item_id, path):
     page = HTML / path.with_suffix(".html")
     dom = rendered_dom(page)
-    assert "<mjx-container" in dom, f"{item_id}: MathJax produced no output"
+    # Sphinx marks every formula with a "math" class; a few statements (ftip-00L6, for one) have none
+    if 'class="math' in page.read_text(encoding="utf-8"):
+        assert "<mjx-container" in dom, f"{item_id}: MathJax produced no output"
     parsed = _Text()
     parsed.feed(dom)
     visible = "".join(parsed.text)
-    for raw in ("\\frac", "\\operatorname", "$$", "\\begin{pmatrix}", "\\tfrac"):
+    for raw in ("\\frac", "\\operatorname", "$$", "\\begin{pmatrix}", "\\tfrac", "\\("):
         assert raw not in visible, f"{item_id}: raw TeX {raw!r} is visible on the page"
     colab = [link for link in parsed.links if "colab.research.google.com" in link]
     assert colab, f"{item_id}: no Colab launch link"
