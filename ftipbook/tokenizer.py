@@ -529,6 +529,29 @@ class ByteLevelBPE:
         tok.add_special_tokens([self.vocab.pieces[i] for i in specials])
         return tok
 
+    def to_tiktoken(self) -> Any:
+        """The same tokenizer as a ``tiktoken.Encoding`` (same ids on ASCII text, when the
+        normalizer is the identity: tiktoken has no normalization step).
+
+        tiktoken ranks a merge by the id of the token it makes; here that id is ``256 + `` the
+        merge's place in :attr:`merges`, so both apply merges in the same order. It runs
+        :data:`PRETOKENIZE_PATTERN` with Rust's regex engine, whose Unicode classes need not
+        split every script as Python's ``re`` does, so equality is only claimed for ASCII text.
+        """
+        try:
+            import tiktoken
+        except ImportError as err:
+            raise ImportError("to_tiktoken() needs the optional 'tiktoken' package (pip install tiktoken)") from err
+        if self.normalizer != Normalizer():
+            raise ValueError(f"tiktoken has no normalization step; this tokenizer declares {self.normalizer}, "
+                             "so only one with Normalizer() (the identity) converts")
+        ranks = {piece: i for i, piece in enumerate(self._token_bytes)}
+        if len(ranks) != len(self._token_bytes):
+            raise ValueError("two token ids spell the same bytes; tiktoken needs one id per byte string")
+        specials = {self.vocab.pieces[i]: i for i in self.vocab.special.values()}
+        return tiktoken.Encoding(f"ftipbook-bpe-{self.sha256()[:12]}", pat_str=self.pattern,
+                                 mergeable_ranks=ranks, special_tokens=specials)
+
 
 # ----------------------------------------------------------------------------------------------
 class ToyTokenizer:
@@ -619,10 +642,10 @@ class HFTokenizer:
 
 class TiktokenTokenizer:
     """A ``tiktoken`` encoding (an ``Encoding`` object or its name, e.g. ``"gpt2"``) as a
-    :class:`TokenizerLike`. tiktoken does not normalize, so ``N`` is the identity; its
-    end-of-text token serves as ``eos``."""
+    :class:`TokenizerLike`. tiktoken does not normalize, so ``N`` is the identity.
+    ``eos_token`` names the special token that serves as ``eos`` (``None``: there is none)."""
 
-    def __init__(self, encoding: Any) -> None:
+    def __init__(self, encoding: Any, *, eos_token: str | None = "<|endoftext|>") -> None:
         if isinstance(encoding, str):
             try:
                 import tiktoken
@@ -632,9 +655,15 @@ class TiktokenTokenizer:
                     "ftipbook's own ByteLevelBPE or HFTokenizer need nothing extra"
                 ) from err
             encoding = tiktoken.get_encoding(encoding)
-        if not all(hasattr(encoding, a) for a in ("encode", "decode", "n_vocab")):
+        if not all(hasattr(encoding, a) for a in ("encode", "decode", "n_vocab", "special_tokens_set")):
             raise TypeError(f"expected a tiktoken Encoding or its name, got {type(encoding).__name__}")
         self.encoding = encoding
+        self._eos_id = None
+        if eos_token is not None:
+            if eos_token not in encoding.special_tokens_set:
+                raise ValueError(f"eos_token {eos_token!r} is not a special token of this encoding; "
+                                 f"it has {sorted(encoding.special_tokens_set)}")
+            self._eos_id = encoding.encode_single_token(eos_token)
 
     @property
     def vocab_size(self) -> int:
@@ -642,7 +671,7 @@ class TiktokenTokenizer:
 
     @property
     def eos_id(self) -> int | None:
-        return getattr(self.encoding, "eot_token", None)
+        return self._eos_id
 
     def normalize(self, text: str) -> str:
         return text

@@ -336,27 +336,38 @@ def test_hf_adapter_protocol_and_errors():
         HFTokenizer(object())
 
 
-class FakeEncoding:
-    """Stands in for a tiktoken Encoding: one id per byte, eot = 256."""
-
-    n_vocab = 257
-    eot_token = 256
-
-    def encode(self, text, disallowed_special=()):
-        return list(text.encode())
-
-    def decode(self, ids):
-        return bytes(i for i in ids if i < 256).decode()
+@cache
+def tiktoken_twin():
+    pytest.importorskip("tiktoken")
+    return trained(False, False, False).to_tiktoken()
 
 
-def test_tiktoken_adapter(monkeypatch):
-    tt = TiktokenTokenizer(FakeEncoding())
-    assert isinstance(tt, TokenizerLike) and tt.eos_id == 256 and tt.vocab_size == 257
+@settings(max_examples=100, deadline=None)
+@given(ASCIIISH)
+def test_tiktoken_twin_gives_the_same_ids(s):
+    tok = trained(False, False, False)
+    tt = TiktokenTokenizer(tiktoken_twin(), eos_token="<|eos|>")
+    assert tt.encode(s) == tok.encode(s)
+    assert tt.decode(tt.encode(s)) == s
+
+
+def test_tiktoken_adapter_protocol_and_errors(monkeypatch):
+    tok = trained(False, False, False)
+    tt = TiktokenTokenizer(tiktoken_twin(), eos_token="<|eos|>")
+    assert isinstance(tt, TokenizerLike)
+    assert tt.vocab_size == tok.vocab_size and tt.eos_id == tok.eos_id
+    assert tt.encode(CORPUS[0]) == tok.encode(CORPUS[0]) and len(tok.encode(CORPUS[0])) < len(CORPUS[0].encode())
+    assert tt.encode("<|eos|>") == tok.encode("<|eos|>") != [tok.eos_id]  # control text is ordinary text
     assert roundtrip_check(tt, "héllo") and tt.normalize("A  B") == "A  B"
+    assert TiktokenTokenizer(tiktoken_twin(), eos_token=None).eos_id is None
     with pytest.raises(ValueError, match="outside"):
-        tt.decode([300])
+        tt.decode([tt.vocab_size])
+    with pytest.raises(ValueError, match="not a special token"):
+        TiktokenTokenizer(tiktoken_twin())  # no <|endoftext|> here
+    with pytest.raises(ValueError, match="no normalization step"):
+        trained(True, False, False).to_tiktoken()
+    with pytest.raises(TypeError, match="tiktoken Encoding"):
+        TiktokenTokenizer(42)
     monkeypatch.setitem(sys.modules, "tiktoken", None)
     with pytest.raises(ImportError, match="optional 'tiktoken' package"):
         TiktokenTokenizer("gpt2")
-    with pytest.raises(TypeError, match="tiktoken Encoding"):
-        TiktokenTokenizer(42)
