@@ -530,8 +530,8 @@ class ByteLevelBPE:
         return tok
 
     def to_tiktoken(self) -> Any:
-        """The same tokenizer as a ``tiktoken.Encoding`` (same ids on ASCII text, when the
-        normalizer is the identity: tiktoken has no normalization step).
+        """The same tokenizer (ftip-000E) as a ``tiktoken.Encoding`` (same ids on ASCII text, when
+        the normalizer is the identity: tiktoken has no normalization step).
 
         tiktoken ranks a merge by the id of the token it makes; here that id is ``256 + `` the
         merge's place in :attr:`merges`, so both apply merges in the same order. It runs

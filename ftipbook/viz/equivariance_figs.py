@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from ftipbook.viz.gauge_figs import LINESTYLES, PALETTE
-from ftipbook.viz.style import ACCENT, INK, LOG_FLOOR, MUTED, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, INK, LOG_FLOOR, MUTED, as_array, axes_or_new, finish_axes
 
 #: Axis scales :func:`plot_curves` accepts.
 SCALES = ("linear", "log")
@@ -102,12 +102,7 @@ def plot_curves(x: Sequence[float], series: Mapping[str, Sequence[float]], *, xl
         gx = np.array([lo, hi])
         ax.plot(gx, y0 * (gx / x0) ** slope, color=MUTED, linestyle="--", linewidth=1.0, label=label)
     ax.set_ylim(data_ylim)  # guides do not stretch the axes
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8, frameon=False)
-    if title:
-        ax.set_title(title)
-    return ax
+    return finish_axes(ax, xlabel, ylabel, title)
 
 
 __all__ = ["plot_defect_bars", "plot_curves", "SCALES", "Guide"]

@@ -15,7 +15,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ftipbook.viz.style import ACCENT, INK, LOG_FLOOR, MUTED, PALETTE_WIDE, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, INK, LOG_FLOOR, MUTED, PALETTE_WIDE, as_array, axes_or_new, finish_axes
 
 _STYLES = ("-", "--", "-.", ":")
 
@@ -114,12 +114,7 @@ def plot_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], *
         if level_label:
             ax.annotate(level_label, (ax.get_xlim()[0], level), textcoords="offset points", xytext=(4, 3),
                         color=MUTED, fontsize=8)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8, frameon=False)
-    if title:
-        ax.set_title(title)
-    return ax
+    return finish_axes(ax, xlabel, ylabel, title)
 
 
 def plot_logit_gauge(panels: Mapping[str, torch.Tensor | np.ndarray], *, axes: Sequence[Axes] | None = None,

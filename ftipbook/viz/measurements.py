@@ -16,7 +16,7 @@ from ftipbook.compare.frontier import NotReached, ScoredCostMeasurement
 from ftipbook.compare.reports import MeasuredContrast
 from ftipbook.eval.stats import Interval, Measurements
 from ftipbook.viz.charts import CellLook, canvas, flag_grid, outline, status_patches
-from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, axes_or_new
+from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, axes_or_new, finish_axes
 
 #: Fill and legend text of each evidence status in :func:`draw_evidence_chain`.
 EVIDENCE_FILL = {"reported": FILL, "derived": HIGHLIGHT, "assumed": BLANK}
@@ -138,12 +138,7 @@ def plot_frontier_steps(budgets: Sequence[float], curves: Mapping[str, Sequence[
         ax.plot([cost], [score], "*", ms=13, color=PALETTE[(j + 1) % len(PALETTE)], mec=INK, label=name)
     if logx:
         ax.set_xscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.legend(frameon=False, fontsize=8)
-    if title:
-        ax.set_title(title)
-    return ax
+    return finish_axes(ax, xlabel, ylabel, title)
 
 
 def plot_contrasts(contrasts: Sequence[MeasuredContrast], *, ax: Axes | None = None, title: str | None = None) -> Axes:

@@ -31,7 +31,8 @@ from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from ftipbook.viz.attention import plot_mask
 from ftipbook.viz.charts import canvas, grouped_bars, series_arrays
-from ftipbook.viz.style import ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, VIOLET, as_array, axes_or_new
+from ftipbook.viz.style import (ACCENT, BLANK, FILL, HIGHLIGHT, INK, MUTED, PALETTE, VIOLET, as_array, axes_or_new,
+                                finish_axes)
 
 #: Background fills of segments ``1, 2, ...`` (cycled) in :func:`plot_token_losses`.
 SEGMENT_FILLS = (FILL, HIGHLIGHT, "#d1fae5", "#ede9fe")
@@ -158,12 +159,7 @@ def plot_running_ratio(n: Sequence[int], series: Mapping[str, Sequence[float]], 
         ax.plot(xs, ys, color=colour, linewidth=1.4, label=label)
         ax.axhline(float(target), color=colour, linestyle="--", linewidth=1.1, label=target_label)
     ax.set_xscale("log")
-    ax.set(xlabel=xlabel, ylabel=ylabel)
-    ax.grid(alpha=0.3)
-    ax.legend(frameon=False, fontsize=8)
-    if title:
-        ax.set_title(title)
-    return ax
+    return finish_axes(ax, xlabel, ylabel, title, grid=True)
 
 
 def plot_token_weights(records: Sequence[str], weights: Mapping[str, Sequence[float]], *, fmt: str = "{:.3g}",
@@ -224,12 +220,7 @@ def plot_estimator_cloud(points: Mapping[str, Sequence[Sequence[float]]], marks:
                        color=MARK_COLOURS[(i - 1) % len(MARK_COLOURS)], edgecolor="white", linewidth=0.8, label=label,
                        zorder=4)
     ax.axhline(0, color=MUTED, linewidth=0.6)
-    ax.set(xlabel=xlabel, ylabel=ylabel)
-    ax.grid(alpha=0.3)
-    ax.legend(frameon=False, fontsize=8)
-    if title:
-        ax.set_title(title)
-    return ax
+    return finish_axes(ax, xlabel, ylabel, title, grid=True)
 
 
 def plot_loss_grid(rows: Mapping[str, Sequence[float]], row_means: Sequence[float], summary: Mapping[str, float], *,
@@ -312,11 +303,7 @@ def plot_paths(paths: Mapping[str, Sequence[Sequence[float]]], *, marks: Mapping
             raise ValueError(f"mark {label!r} must be 2 numbers, got shape {p.shape}")
         ax.scatter([p[0]], [p[1]], s=220, marker="o", facecolor="none",
                    edgecolor=MARK_COLOURS[i % len(MARK_COLOURS)], linewidth=2.0, label=label, zorder=10)
-    ax.set(xlabel=xlabel, ylabel=ylabel)
-    ax.legend(frameon=False, fontsize=8)
-    if title:
-        ax.set_title(title)
-    return ax
+    return finish_axes(ax, xlabel, ylabel, title)
 
 
 def plot_run_spread(groups: Mapping[str, Sequence[float]], *, reference: float | None = None,

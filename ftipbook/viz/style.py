@@ -1,5 +1,6 @@
-"""Shared look of the book's figures: colours, series palettes, the log-axis floor, and the two helpers
-every plotting module uses (shared drawing pieces are in :mod:`ftipbook.viz.charts`)."""
+"""Shared look of the book's figures: colours, series palettes, the log-axis floor, the two helpers
+every plotting module uses and the common finish of labelled plots (shared drawing pieces are in
+:mod:`ftipbook.viz.charts`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -41,3 +42,14 @@ def as_array(x: torch.Tensor | np.ndarray | Sequence) -> np.ndarray:
     if isinstance(x, torch.Tensor):
         x = x.detach().cpu().double().numpy()
     return np.asarray(x, dtype=float)
+
+
+def finish_axes(ax: Axes, xlabel: str, ylabel: str, title: str | None, *, grid: bool = False) -> Axes:
+    """Label both axes, draw the legend (small, unframed), add the title if any; returns ``ax``."""
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    if grid:
+        ax.grid(alpha=0.3)
+    ax.legend(frameon=False, fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax
