@@ -42,8 +42,9 @@ from functools import cache
 from pathlib import Path
 
 import torch
+from safetensors.torch import load_file
 
-from ftipbook.artifact import ModelArtifact, load_artifact, save_artifact, versions
+from ftipbook.artifact import WEIGHTS_FILE, ModelArtifact, load_artifact, save_artifact, versions
 from ftipbook.data.corpus import ArithmeticSource, BenchmarkSource, Document, Excluding, ModularAdditionSource
 from ftipbook.data.mixture import toy_mixture
 from ftipbook.model.config import ModelConfig
@@ -430,6 +431,39 @@ def build(directory: str | Path = ZOO_DIR, only: list[str] | None = None,
             log(f"{name}: {time.perf_counter() - start:.1f} s")
             path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
+
+
+@dataclass(frozen=True)
+class RebuildDistance:
+    """How far a rebuilt zoo entry is from the committed one.
+
+    A rebuild on the CPU kind the zoo was built on is byte-identical; on another kind (other
+    vector width, other BLAS kernels) float32 training differs in the last bits and the
+    difference grows over the run, so the weights and validation NLL differ by a small amount.
+    """
+
+    entry: str
+    identical: bool  # every file has the committed SHA-256
+    max_weight_diff: float  # largest |theta_rebuilt - theta_committed| over all tensors
+    valid_nll_diff: float  # rebuilt minus committed validation NLL (nats per token)
+
+    def within(self, nll_tol: float) -> bool:
+        """Identical, or a validation NLL within ``nll_tol`` nats of the committed one."""
+        return self.identical or abs(self.valid_nll_diff) <= nll_tol
+
+
+def rebuild_distance(name: str, rebuilt: str | Path, committed: str | Path = ZOO_DIR) -> RebuildDistance:
+    """Compare entry ``name`` as built in ``rebuilt`` with the one in ``committed``."""
+    _run_of(name)
+    old, new = manifest(committed)["entries"].get(name), manifest(rebuilt)["entries"].get(name)
+    if old is None or new is None:
+        raise FileNotFoundError(f"zoo entry {name!r} is missing from {committed if old is None else rebuilt}")
+    weights = [load_file(str(Path(d) / name / WEIGHTS_FILE)) for d in (committed, rebuilt)]
+    if weights[0].keys() != weights[1].keys():
+        raise ValueError(f"zoo entry {name!r}: the rebuilt weights hold other tensors than the committed ones")
+    gap = max(float((weights[1][k].double() - weights[0][k].double()).abs().max()) for k in weights[0])
+    return RebuildDistance(name, old["files"] == new["files"], gap,
+                           new["evals"]["valid_nll"] - old["evals"]["valid_nll"])
 
 
 def replay(name: str, steps: int, directory: str | Path = ZOO_DIR) -> list[float]:

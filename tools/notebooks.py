@@ -26,6 +26,9 @@ TIMEOUT_S = 300
 #: The kernel's environment while a chapter runs, as under `task.py test`: stored outputs always
 #: come from the CPU path, with one intra-op thread (the test runs two notebooks at once).
 KERNEL_ENV = {"FTIPBOOK_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
+#: Cell metadata carried from the source into the notebook: tags, and the output tolerance a
+#: cell declares for the chapter test (tests/output_compare.py).
+KEPT_METADATA = ("tags", "output_tolerance")
 
 
 def source_cells(md: Path) -> nbformat.NotebookNode:
@@ -39,7 +42,8 @@ def source_cells(md: Path) -> nbformat.NotebookNode:
     )
     for index, cell in enumerate(nb.cells):
         cell.id = f"cell-{index:03d}"
-        cell.metadata = nbformat.from_dict({"tags": cell.metadata["tags"]} if cell.metadata.get("tags") else {})
+        cell.metadata = nbformat.from_dict({key: cell.metadata[key] for key in KEPT_METADATA
+                                            if cell.metadata.get(key)})
     return nb
 
 
@@ -71,7 +75,7 @@ def write(md: Path) -> Path:
 
 
 def pairs(md: Path) -> bool:
-    """Whether ``md``'s ipynb has the same cells (type, source, tags) and every code cell ran."""
+    """Whether ``md``'s ipynb has the same cells (type, source, kept metadata), every code cell run."""
     target = md.with_suffix(".ipynb")
     if not target.exists():
         return False
@@ -79,7 +83,9 @@ def pairs(md: Path) -> bool:
     if len(want.cells) != len(have.cells):
         return False
     for a, b in zip(want.cells, have.cells):
-        if (a.cell_type, a.source, a.metadata.get("tags", [])) != (b.cell_type, b.source, b.metadata.get("tags", [])):
+        if (a.cell_type, a.source) != (b.cell_type, b.source):
+            return False
+        if any(a.metadata.get(key) != b.metadata.get(key) for key in KEPT_METADATA):
             return False
         if b.cell_type == "code" and b.get("execution_count") is None:
             return False

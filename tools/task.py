@@ -1,7 +1,8 @@
 """One entry point for the two things a newcomer does: build the book, run every test.
 
     python3 tools/task.py book    # set up .venv from requirements.lock, build the website
-    python3 tools/task.py test    # set up, then unit tests, strict nbval, clean -W build, browser check
+    python3 tools/task.py test    # set up, then unit tests, nbval (twice: this CPU's kernels and
+                                  # others), chapter mutants, clean -W build, browser check
     python3 tools/task.py serve   # serve _build/html on http://localhost:8000
 
 Only a Python 3.10+ interpreter is needed; everything else is installed into ``.venv``
@@ -23,6 +24,11 @@ VENV = ROOT / ".venv"
 LOCK = ROOT / "requirements.lock"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
+
+
+#: Forces PyTorch's vectorized kernels to their scalar baseline and MKL's GEMM onto its
+#: compatibility path: other code, other rounding, as on a reader's older or non-Intel CPU.
+OTHER_CPU = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
 
 
 def run(*cmd: str | Path, **kw) -> None:
@@ -74,8 +80,12 @@ def test() -> None:
     env["OMP_NUM_THREADS"] = "1"
     pytest = [PY, "-m", "pytest", "-p", "no:cacheprovider"]
     run(*pytest, "tests", "-n", "2", "--ignore=tests/browser", env=env)
-    run(*pytest, "--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg",
-        "-n", "2", "--dist", "loadfile", "chapters", env=env)
+    nbval = [*pytest, "-p", "tests.nbval_tolerance", "--nbval", "--nbval-current-env",
+             "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "-n", "2", "--dist", "loadfile", "chapters"]
+    run(*nbval, env=env)
+    print(f"second chapter pass on other CPU kernels: {' '.join(f'{k}={v}' for k, v in OTHER_CPU.items())}")
+    run(*nbval, env=dict(env, **OTHER_CPU))
+    run(PY, "tools/mutants.py", env=env)
     build_book()
     run(*pytest, "tests/browser", env=env)
 

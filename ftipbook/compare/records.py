@@ -34,6 +34,7 @@ from ftipbook.artifact import ModelArtifact
 from ftipbook.compare.cost import UNKNOWN, Unknown
 from ftipbook.model.config import MIXERS
 from ftipbook.train.config import RunRandomness, TrainConfig
+from ftipbook.train.optimizers import build_schedule
 
 #: Family words that do not identify a system, because they leave attention, cache and layer pattern unnamed.
 GENERIC_LABELS = frozenset({
@@ -377,13 +378,13 @@ class TrainingRecord(Record):
                  feedback: str = "none", selection_rule: str = "last step",
                  tuning: TuningProtocol | Unknown = UNKNOWN) -> "TrainingRecord":
         """The record of a run of :mod:`ftipbook.train`: volume ``steps x batch_size x seq_len`` tokens,
-        the data-order and window-offset seeds, the optimizer and schedule settings and the update
-        count come from ``config`` and ``randomness``; ``data`` names the corpus or mixture."""
+        the data-order and window-offset seeds, the optimizer settings, the schedule the trainer
+        builds (with its horizon) and the update count come from ``config`` and ``randomness``; ``data`` names the corpus or mixture."""
         if not isinstance(config, TrainConfig) or not isinstance(randomness, RunRandomness):
             raise TypeError("from_run takes an ftipbook.train TrainConfig and its RunRandomness")
         optimizer = (f"{config.optimizer}(lr={config.lr:g}, betas={tuple(config.betas)}, wd={config.weight_decay:g}, "
                      f"eps={config.eps:g}, clip={config.grad_clip})")
-        schedule = f"{config.schedule}, warmup {config.warmup_steps}, min ratio {config.min_lr_ratio:g}"
+        schedule = repr(build_schedule(config))  # every setting, the horizon included
         order = f"data-order seed {randomness.data_order}, window-offset seed {randomness.window_offset}"
         return cls(data, config.steps * config.batch_size * config.seq_len, order, optimizer, schedule, sft, feedback,
                    config.steps, selection_rule, tuning)

@@ -202,11 +202,16 @@ def test_training_record_from_a_run_configuration():
     cfg = TrainConfig(steps=400, batch_size=8, seq_len=64, lr=3e-3, schedule="warmup_cosine", warmup_steps=20)
     rec = TrainingRecord.from_run(cfg, RunRandomness(0, 1, 2, 3), data="toy mixture")
     assert rec.data_volume == 400 * 8 * 64 and rec.update_count == 400
-    assert "data-order seed 1" in rec.token_order and "warmup_cosine" in rec.schedule and rec.data == "toy mixture"
+    assert "data-order seed 1" in rec.token_order and rec.data == "toy mixture"
+    assert rec.schedule == "WarmupCosine(warmup_steps=20, total_steps=400, final=0.1)"
     same = TrainingRecord.from_run(cfg, RunRandomness(5, 1, 2, 9), data="toy mixture")  # init seed is not a recipe coordinate
     assert rec.common_recipe_arms(same) == ()
     other = TrainingRecord.from_run(dataclasses.replace(cfg, lr=1e-3), RunRandomness(0, 1, 2, 3), data="toy mixture")
     assert [a.coordinate for a in rec.common_recipe_arms(other)] == ["optimizer"]
+    # the horizon is a schedule setting: 400- and 800-step cosine runs are different recipes
+    longer = TrainingRecord.from_run(dataclasses.replace(cfg, steps=800), RunRandomness(0, 1, 2, 3),
+                                     data="toy mixture")
+    assert "schedule" in [a.coordinate for a in rec.common_recipe_arms(longer)]
     with pytest.raises(TypeError):
         TrainingRecord.from_run({"steps": 1}, RunRandomness(), data="x")
 
