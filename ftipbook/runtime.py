@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import os
+import platform
 import random
 import warnings
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -66,3 +68,21 @@ def environment_summary() -> str:
     from ftipbook import __version__
 
     return f"ftipbook {__version__}, torch {torch.__version__.split('+')[0]}, device {get_device().type}"
+
+
+def cpu_kind() -> dict[str, str]:
+    """The CPU a float32 result depends on: architecture, model name and the vector ISA PyTorch uses.
+
+    Byte-identical float32 training needs the same kind (and the same PyTorch build): other
+    instruction sets and BLAS paths round differently (see ``scripts/build_zoo.py --check``).
+    """
+    model = platform.processor() or "unknown"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"machine": platform.machine(), "model": model,
+            "capability": torch.backends.cpu.get_cpu_capability()}
+

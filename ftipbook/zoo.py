@@ -50,6 +50,7 @@ from ftipbook.data.mixture import toy_mixture
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM, build_model
 from ftipbook.optim.gauge import attention_gauge, random_orthogonal
+from ftipbook.runtime import cpu_kind
 from ftipbook.tokenizer import ByteLevelBPE
 from ftipbook.train import (RunRandomness, TrainConfig, Trainer, answer_accuracy, batch_stream, build_optimizer,
                             evaluate, fixed_batches, train_tokenizer, trainer_provenance)
@@ -418,8 +419,9 @@ def build(directory: str | Path = ZOO_DIR, only: list[str] | None = None,
     data = manifest(directory) if path.is_file() else {"format": FORMAT, "entries": {}}
     with deterministic_cpu():
         tok = tokenizer()
-        data.update(versions=versions(), tokenizer_sha256=tok.sha256(), build={"threads": 1, "deterministic": True,
-                                                                               "dtype": "float32", "device": "cpu"},
+        data.update(versions=versions(), tokenizer_sha256=tok.sha256(),
+                    build={"threads": 1, "deterministic": True, "dtype": "float32", "device": "cpu",
+                           "cpu": cpu_kind()},
                     benchmarks={n: {"items": len(benchmark(n)), "seed": BENCHMARKS[n][2],
                                     "sha256": hashlib.sha256("\n".join(d.text for d in benchmark(n).items).encode())
                                     .hexdigest()} for n in BENCHMARKS})
@@ -439,17 +441,24 @@ class RebuildDistance:
 
     A rebuild on the CPU kind the zoo was built on is byte-identical; on another kind (other
     vector width, other BLAS kernels) float32 training differs in the last bits and the
-    difference grows over the run, so the weights and validation NLL differ by a small amount.
+    difference grows over the run, so the weights and evaluations differ by a small amount.
     """
 
     entry: str
     identical: bool  # every file has the committed SHA-256
     max_weight_diff: float  # largest |theta_rebuilt - theta_committed| over all tensors
-    valid_nll_diff: float  # rebuilt minus committed validation NLL (nats per token)
+    eval_diffs: dict[str, float]  # rebuilt minus committed, per recorded evaluation
 
-    def within(self, nll_tol: float) -> bool:
-        """Identical, or a validation NLL within ``nll_tol`` nats of the committed one."""
-        return self.identical or abs(self.valid_nll_diff) <= nll_tol
+    @property
+    def valid_nll_diff(self) -> float | None:
+        """Rebuilt minus committed validation NLL (nats per token), if the entry records one."""
+        return self.eval_diffs.get("valid_nll")
+
+    @property
+    def max_accuracy_diff(self) -> float | None:
+        """Largest |rebuilt - committed| accuracy over the entry's recorded accuracies."""
+        gaps = [abs(v) for k, v in self.eval_diffs.items() if k.startswith("accuracy")]
+        return max(gaps) if gaps else None
 
 
 def rebuild_distance(name: str, rebuilt: str | Path, committed: str | Path = ZOO_DIR) -> RebuildDistance:
@@ -458,12 +467,14 @@ def rebuild_distance(name: str, rebuilt: str | Path, committed: str | Path = ZOO
     old, new = manifest(committed)["entries"].get(name), manifest(rebuilt)["entries"].get(name)
     if old is None or new is None:
         raise FileNotFoundError(f"zoo entry {name!r} is missing from {committed if old is None else rebuilt}")
+    if old["evals"].keys() != new["evals"].keys():
+        raise ValueError(f"zoo entry {name!r}: the rebuild records other evaluations than the committed one")
     weights = [load_file(str(Path(d) / name / WEIGHTS_FILE)) for d in (committed, rebuilt)]
     if weights[0].keys() != weights[1].keys():
         raise ValueError(f"zoo entry {name!r}: the rebuilt weights hold other tensors than the committed ones")
     gap = max(float((weights[1][k].double() - weights[0][k].double()).abs().max()) for k in weights[0])
-    return RebuildDistance(name, old["files"] == new["files"], gap,
-                           new["evals"]["valid_nll"] - old["evals"]["valid_nll"])
+    diffs = {k: new["evals"][k] - old["evals"][k] for k in sorted(old["evals"])}
+    return RebuildDistance(name, old["files"] == new["files"], gap, diffs)
 
 
 def replay(name: str, steps: int, directory: str | Path = ZOO_DIR) -> list[float]:

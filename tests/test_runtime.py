@@ -40,3 +40,16 @@ def test_unavailable_device_falls_back_to_cpu(monkeypatch):
 def test_environment_summary_names_versions():
     line = ftipbook.environment_summary()
     assert line.startswith(f"ftipbook {ftipbook.__version__}, torch ")
+
+
+def test_cpu_kind_names_the_architecture_model_and_vector_isa(monkeypatch):
+    import platform
+
+    import torch
+
+    from ftipbook.runtime import cpu_kind
+
+    kind = cpu_kind()
+    assert kind["machine"] == platform.machine() and kind["model"]
+    assert kind["capability"] == torch.backends.cpu.get_cpu_capability()
+

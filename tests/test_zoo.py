@@ -109,3 +109,33 @@ def test_entries_recorded_with_their_run():
     a, b = zoo.runs()["hybrid-kda"], zoo.runs()["full-mla"]
     assert a.train == b.train and a.randomness == b.randomness and a.data == b.data  # the common recipe
     assert isinstance(zoo.benchmark("add2-eval").items[0], Document)
+
+
+def test_rebuild_distance_measures_weights_and_evaluations(tmp_path):
+    import json
+
+    from safetensors.torch import load_file, save_file
+
+    rebuilt = tmp_path / "zoo"
+    shutil.copytree(zoo.ZOO_DIR, rebuilt)
+    same = zoo.rebuild_distance("looped-r1", rebuilt)
+    assert same.identical and same.max_weight_diff == 0.0 and same.valid_nll_diff == 0.0
+    # a rebuild on another CPU kind: one weight moved by 3e-4, the NLL by -0.01
+    path = rebuilt / "looped-r1" / "weights.safetensors"
+    tensors = load_file(str(path))
+    name = sorted(tensors)[0]
+    tensors[name].view(-1)[5] += 3e-4
+    save_file(tensors, str(path))
+    data = json.loads((rebuilt / "MANIFEST.json").read_text())
+    entry = data["entries"]["looped-r1"]
+    entry["evals"]["valid_nll"] -= 0.01
+    entry["files"]["weights.safetensors"] = "0" * 64
+    (rebuilt / "MANIFEST.json").write_text(json.dumps(data))
+    moved = zoo.rebuild_distance("looped-r1", rebuilt)
+    assert not moved.identical and moved.max_accuracy_diff is None
+    assert moved.max_weight_diff == pytest.approx(3e-4, rel=1e-3)
+    assert moved.valid_nll_diff == pytest.approx(-0.01, abs=1e-12)
+    twin = zoo.rebuild_distance("modadd-twin", rebuilt)   # accuracies, no NLL
+    assert twin.valid_nll_diff is None and twin.max_accuracy_diff == 0.0
+    with pytest.raises(ValueError, match="unknown zoo entry"):
+        zoo.rebuild_distance("no-such-entry", rebuilt)
