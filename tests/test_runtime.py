@@ -42,7 +42,7 @@ def test_environment_summary_names_versions():
     assert line.startswith(f"ftipbook {ftipbook.__version__}, torch ")
 
 
-def test_cpu_kind_names_the_architecture_model_and_vector_isa(monkeypatch):
+def test_cpu_kind_names_the_architecture_model_and_vector_isa():
     import platform
 
     import torch
