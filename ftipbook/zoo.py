@@ -446,7 +446,7 @@ class RebuildDistance:
 
     entry: str
     identical: bool  # every file has the committed SHA-256
-    max_weight_diff: float  # largest |theta_rebuilt - theta_committed| over all tensors
+    max_weight_diff: float  # largest absolute weight difference over all tensors
     eval_diffs: dict[str, float]  # rebuilt minus committed, per recorded evaluation
 
     @property
@@ -456,7 +456,7 @@ class RebuildDistance:
 
     @property
     def max_accuracy_diff(self) -> float | None:
-        """Largest |rebuilt - committed| accuracy over the entry's recorded accuracies."""
+        """Largest absolute accuracy difference over the entry's recorded accuracies."""
         gaps = [abs(v) for k, v in self.eval_diffs.items() if k.startswith("accuracy")]
         return max(gaps) if gaps else None
 
