@@ -44,3 +44,20 @@ def test_pairing_detects_an_unexecuted_cell(tmp_path):
     code.execution_count = None
     nbformat.write(nb, copy.with_suffix(".ipynb"))
     assert not notebooks.pairs(copy)
+
+
+def test_a_declared_output_tolerance_travels_into_the_notebook(tmp_path):
+    head = "---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n"
+    plain = head + "```{code-cell} ipython3\nprint(1.5)\n```\n"
+    declared = head + ("```{code-cell} ipython3\n---\noutput_tolerance: {rtol: 0.01, reason: "
+                       "\"a test of the metadata\"}\n---\nprint(1.5)\n```\n")
+    md = tmp_path / "0000-toy.md"
+    md.write_text(plain)
+    stored = notebooks.source_cells(md)
+    stored.cells[0].execution_count = 1
+    nbformat.write(stored, md.with_suffix(".ipynb"))
+    assert notebooks.pairs(md)
+    md.write_text(declared)
+    assert not notebooks.pairs(md)  # the stored notebook lacks the declaration
+    cell = notebooks.source_cells(md).cells[0]
+    assert cell.metadata == {"output_tolerance": {"rtol": 0.01, "reason": "a test of the metadata"}}
