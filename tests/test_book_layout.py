@@ -82,6 +82,10 @@ def test_toc_order_equals_note_order_and_every_page_exists():
     assert all(layout.outline_page(c).as_posix() in files for c in containers)
 
 
+#: A reader scrolls sideways past this many characters of code.
+MAX_CODE_LINE = 88
+
+
 @pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_template(md):
     """Colab cell first, the statement in a labelled prf directive of the item's kind, asserts, scope."""
@@ -97,6 +101,9 @@ def test_chapter_template(md):
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert re.search(r"^\s*assert ", code, re.M), f"{md.name} asserts nothing"
     assert "## What this shows, and what it does not" in text
+    wide = [line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines()
+            if len(line) > MAX_CODE_LINE]
+    assert not wide, f"{md.name}: code lines over {MAX_CODE_LINE} characters: {wide[:3]}"
 
 
 def test_repository_url_is_one_setting():

@@ -9,8 +9,9 @@ exact text replacement in one file of ``ftipbook/``::
       new: "top = (-scores).topk(self.k, dim=-1)"
       why: the router keeps the k lowest scores instead of the k highest
 
-For each chapter the tool first runs it unchanged, then once per mutant with the mutated module
-served by an import hook (the files on disk are never touched). Code cells run in one plain
+The tool first runs every selected chapter unchanged, then once per mutant with the mutated
+module served by an import hook (the files on disk are never touched), the mutants of the
+slowest chapters first. Code cells run in one plain
 Python namespace, without a Jupyter kernel, so only what the cells raise counts, not their
 printed output. A mutant is *killed* when a cell raises ``AssertionError``. It *survives* when
 every cell runs; it is *broken* when it only breaks an import, a name or an attribute, or when
@@ -277,7 +278,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'ok ' if ok else 'BAD'} {job.chapter.stem[:4]} {label:9s} {outcome:9s} "
               f"{elapsed:5.1f} s  {result['detail'][:110]}", flush=True)
 
-    run_jobs(jobs, args.jobs, args.timeout, report)
+    # baselines first; then the mutants of the chapters that passed, longest chapters first,
+    # so that the workers finish together
+    baselines = run_jobs([j for j in jobs if j.mutant is None], args.jobs, args.timeout, report)
+    took = {job.chapter: elapsed for job, result, elapsed in baselines if result["outcome"] == "passed"}
+    mutated = sorted((j for j in jobs if j.mutant is not None and j.chapter in took),
+                     key=lambda j: -took[j.chapter])
+    skipped = sum(j.mutant is not None and j.chapter not in took for j in jobs)
+    if skipped:
+        problems.append(f"{skipped} mutants not run: their chapter failed unchanged")
+    run_jobs(mutated, args.jobs, args.timeout, report)
     n_mutants = sum(j.mutant is not None for j in jobs)
     print(f"\nmutants: {len(selected)} chapters, {n_mutants} mutants; "
           + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
