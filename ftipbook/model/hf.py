@@ -150,15 +150,34 @@ def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
     return load_file(single)
 
 
+def _checkpoint_dtype(hf: dict, tensors: dict[str, torch.Tensor], source: Path) -> torch.dtype:
+    """The dtype a checkpoint declares (``torch_dtype``, or ``dtype`` in newer configs), else the
+    one its floating tensors share, else float32."""
+    name = hf.get("torch_dtype", hf.get("dtype"))
+    if name is None:
+        stored = {t.dtype for t in tensors.values() if t.is_floating_point()}
+        return stored.pop() if len(stored) == 1 else torch.float32
+    dtype = getattr(torch, str(name).removeprefix("torch."), None)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(f"{source}: torch_dtype={name!r} is not a floating-point torch dtype")
+    return dtype
+
+
 def load_hf(
     path: str | Path, *, device: torch.device | str | None = None, dtype: torch.dtype | None = None
 ) -> DecoderLM:
-    """A ``DecoderLM`` holding the weights of a Llama/Qwen2 checkpoint directory."""
+    """A ``DecoderLM`` holding the weights of a Llama/Qwen2 checkpoint directory.
+
+    The parameters keep the checkpoint's declared dtype (a bfloat16 checkpoint loads as bfloat16)
+    unless ``dtype`` asks for another one.
+    """
     path = Path(path)
-    cfg = config_from_hf(json.loads((path / "config.json").read_text()))
+    hf = json.loads((path / "config.json").read_text())
+    cfg = config_from_hf(hf)
+    tensors = _read_tensors(path)
     model = DecoderLM(cfg)
-    model.load_state_dict(state_dict_from_hf(_read_tensors(path), cfg), strict=True)
-    return model.to(device=device, dtype=dtype)
+    model.load_state_dict(state_dict_from_hf(tensors, cfg), strict=True)
+    return model.to(device=device, dtype=dtype or _checkpoint_dtype(hf, tensors, path / "config.json"))
 
 
 def save_hf(model: DecoderLM, path: str | Path, model_type: str = "llama") -> None:

@@ -75,3 +75,16 @@ def test_config_from_hf_refuses_unsupported_features():
     with pytest.raises(ValueError, match="model_type='gpt2' is not supported"):
         config_from_hf(base | dict(model_type="gpt2"))
     assert config_from_hf(base).d_head == 4
+
+
+def test_load_hf_keeps_the_checkpoint_dtype_unless_asked(tmp_path, make_cfg):
+    ours = build_model(make_cfg(n_kv_heads=2), seed=2).to(torch.bfloat16)
+    save_hf(ours, tmp_path)
+    loaded = load_hf(tmp_path)
+    assert {p.dtype for p in loaded.parameters()} == {torch.bfloat16}
+    assert all(torch.equal(a, b) for a, b in zip(ours.state_dict().values(), loaded.state_dict().values()))
+    assert {p.dtype for p in load_hf(tmp_path, dtype=torch.float32).parameters()} == {torch.float32}
+    config = tmp_path / "config.json"
+    config.write_text(config.read_text().replace('"bfloat16"', '"int8"'))
+    with pytest.raises(ValueError, match=r"config.json: torch_dtype='int8' is not a floating-point"):
+        load_hf(tmp_path)
