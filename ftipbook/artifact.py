@@ -9,7 +9,9 @@ excludes provenance: two artifacts with equal runtime hashes evaluate the same l
 
 On disk an artifact is a directory with ``weights.safetensors`` (the tensors ``theta_K``) and
 ``artifact.json`` (everything else, and the runtime hash, which loading verifies). Nothing is
-pickled.
+pickled. Saving replaces both files as one crash-safe set (:func:`ftipbook.atomic.write_file_set`):
+a process killed at any moment leaves a directory that loads, as the old artifact or the new one.
+Loading reads both files into memory, so nothing later done to them reaches a loaded artifact.
 """
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors import SafetensorError
+from safetensors.torch import load, save
 
+from ftipbook.atomic import file_sets, write_file_set
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM
 from ftipbook.plain_dict import from_plain_dict, to_plain_dict
@@ -270,43 +274,105 @@ class ModelArtifact:
         }
 
 
-def save_artifact(artifact: ModelArtifact, directory: str | Path) -> Path:
-    """Write ``weights.safetensors`` and ``artifact.json`` into ``directory`` (created if needed)."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    meta = artifact.to_json()
-    tensors = {k: v.detach().to("cpu").contiguous().clone() for k, v in artifact.state_dict.items()}
+def _weights_metadata(runtime_hash: str) -> dict[str, str]:
+    """The safetensors metadata of ``weights.safetensors``, which ties it to its ``artifact.json``."""
     # one metadata key: safetensors writes its metadata map in an arbitrary order, and a file whose
     # bytes vary from run to run could not be pinned by the zoo's sha256
-    header = json.dumps({"format": FORMAT, "runtime_hash": meta["runtime_hash"]}, sort_keys=True)
-    save_file(tensors, str(directory / WEIGHTS_FILE), metadata={"ftipbook": header})
-    (directory / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True, allow_nan=False) + "\n")
-    return directory
+    return {"ftipbook": json.dumps({"format": FORMAT, "runtime_hash": runtime_hash}, sort_keys=True)}
+
+
+def artifact_files(artifact: ModelArtifact) -> dict[str, bytes]:
+    """The bytes of ``weights.safetensors`` and ``artifact.json``, in that order (``artifact.json``,
+    which records the runtime hash, is the commit record of the set)."""
+    meta = artifact.to_json()
+    tensors = {k: v.detach().to("cpu").contiguous().clone() for k, v in artifact.state_dict.items()}
+    return {WEIGHTS_FILE: save(tensors, metadata=_weights_metadata(meta["runtime_hash"])),
+            META_FILE: (json.dumps(meta, indent=1, sort_keys=True, allow_nan=False) + "\n").encode()}
+
+
+def save_artifact(artifact: ModelArtifact, directory: str | Path) -> Path:
+    """Write ``weights.safetensors`` and ``artifact.json`` into ``directory`` (created if needed) as one
+    crash-safe set; other entries of ``directory`` are left alone."""
+    return write_file_set(directory, artifact_files(artifact))
+
+
+def json_record(data: bytes, path: Path) -> dict:
+    """The JSON object in ``data`` (the bytes of ``path``); ``ValueError`` naming ``path`` otherwise."""
+    try:
+        record = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path} is not valid JSON ({err}); the file is damaged") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{path} holds a JSON {type(record).__name__}, not an object; the file is damaged")
+    return record
+
+
+def safetensors_record(data: bytes, path: Path) -> dict[str, torch.Tensor]:
+    """The tensors in ``data`` (the bytes of ``path``), in memory; ``ValueError`` naming ``path`` otherwise."""
+    try:
+        return load(data)
+    except SafetensorError as err:
+        raise ValueError(f"{path} is not a readable safetensors file ({err}); the file is damaged") from None
+
+
+def safetensors_metadata(data: bytes, path: Path) -> dict[str, str]:
+    """The ``__metadata__`` map of the safetensors bytes ``data`` (of ``path``, which errors name)."""
+    size = int.from_bytes(data[:8], "little")
+    header = json_record(data[8:8 + size], path) if 8 + size <= len(data) else None
+    if header is None or not isinstance(header.get("__metadata__", {}), dict):
+        raise ValueError(f"{path} is not a readable safetensors file (bad header); the file is damaged")
+    return header.get("__metadata__") or {}
+
+
+def artifact_from_files(files: Mapping[str, bytes | Path], directory: Path) -> ModelArtifact:
+    """The artifact in the bytes ``files`` of ``directory`` (:func:`ftipbook.atomic.file_sets`), verified
+    against its runtime hash."""
+    for name in (META_FILE, WEIGHTS_FILE):
+        if isinstance(files[name], Path):
+            raise FileNotFoundError(f"{directory} is not an artifact directory: {name} is missing")
+    meta_path = directory / META_FILE
+    meta = json_record(files[META_FILE], meta_path)
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{meta_path} has format {meta.get('format')!r}; expected {FORMAT!r}")
+    state_dict = safetensors_record(files[WEIGHTS_FILE], directory / WEIGHTS_FILE)
+    try:
+        runtime = meta["runtime"]
+        tok = runtime["tokenizer"]
+        artifact = ModelArtifact(
+            cfg=ModelConfig(**runtime["cfg"]),
+            state_dict=state_dict,
+            numerics=NumericsSpec(**runtime["numerics"]),
+            tokenizer=None if tok is None else tokenizer_from_dict(tok),
+            provenance=Provenance.from_dict(meta["provenance"]),
+        )
+        recorded = meta["runtime_hash"]
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{meta_path}: {type(err).__name__}: {err}") from None
+    actual = artifact.runtime_hash()
+    if actual != recorded:
+        raise ValueError(
+            f"runtime hash mismatch in {directory}: artifact.json records {str(recorded)[:16]}..., "
+            f"the files give {actual[:16]}...; the weights, tokenizer, cfg or numerics were changed"
+        )
+    if safetensors_metadata(files[WEIGHTS_FILE], directory / WEIGHTS_FILE) != _weights_metadata(recorded):
+        raise ValueError(f"{directory / WEIGHTS_FILE} was not saved with this {META_FILE}: its header metadata "
+                         f"differs; the file is damaged or comes from another artifact")
+    return artifact
 
 
 def load_artifact(directory: str | Path) -> ModelArtifact:
-    """Read an artifact written by :func:`save_artifact`; refuse a runtime-hash mismatch."""
-    directory = Path(directory)
-    for name in (META_FILE, WEIGHTS_FILE):
-        if not (directory / name).is_file():
-            raise FileNotFoundError(f"{directory} is not an artifact directory: {name} is missing")
-    meta = json.loads((directory / META_FILE).read_text())
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"{directory / META_FILE} has format {meta.get('format')!r}; expected {FORMAT!r}")
-    runtime = meta["runtime"]
-    tok = runtime["tokenizer"]
-    artifact = ModelArtifact(
-        cfg=ModelConfig(**runtime["cfg"]),
-        state_dict=load_file(str(directory / WEIGHTS_FILE)),
-        numerics=NumericsSpec(**runtime["numerics"]),
-        tokenizer=None if tok is None else tokenizer_from_dict(tok),
-        provenance=Provenance.from_dict(meta["provenance"]),
-    )
-    actual = artifact.runtime_hash()
-    if actual != meta["runtime_hash"]:
-        raise ValueError(
-            f"runtime hash mismatch in {directory}: artifact.json records {meta['runtime_hash'][:16]}..., "
-            f"the files give {actual[:16]}...; the weights, tokenizer, cfg or numerics were changed"
-        )
-    return artifact
+    """Read an artifact written by :func:`save_artifact`; refuse a runtime-hash mismatch.
 
+    If a save into ``directory`` was killed halfway, the previous artifact is loaded.
+    """
+    directory = Path(directory)
+    current, *previous = file_sets(directory, (WEIGHTS_FILE, META_FILE))
+    try:
+        return artifact_from_files(current, directory)
+    except (ValueError, FileNotFoundError) as err:
+        if not previous:
+            raise
+        try:
+            return artifact_from_files(previous[0], directory)
+        except (ValueError, FileNotFoundError):
+            raise err from None

@@ -45,6 +45,7 @@ import torch
 from safetensors.torch import load_file
 
 from ftipbook.artifact import WEIGHTS_FILE, ModelArtifact, load_artifact, save_artifact, versions
+from ftipbook.atomic import write_text
 from ftipbook.data.corpus import ArithmeticSource, BenchmarkSource, Document, Excluding, ModularAdditionSource
 from ftipbook.data.mixture import toy_mixture
 from ftipbook.model.config import ModelConfig
@@ -431,7 +432,7 @@ def build(directory: str | Path = ZOO_DIR, only: list[str] | None = None,
             start = time.perf_counter()
             data["entries"].update(_build_run(table[name], tok, directory))
             log(f"{name}: {time.perf_counter() - start:.1f} s")
-            path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+            write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 
 

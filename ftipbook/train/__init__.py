@@ -8,7 +8,8 @@ Typical use::
     log = trainer.run()
 """
 from ftipbook.train.answers import answer_accuracy, answer_hits
-from ftipbook.train.checkpoint import restore_training_checkpoint, save_training_checkpoint, trainer_provenance
+from ftipbook.train.checkpoint import (latest_checkpoint, restore_training_checkpoint, save_training_checkpoint,
+                                      trainer_provenance)
 from ftipbook.train.config import RunRandomness, TrainConfig
 from ftipbook.train.data import DIGIT_PATTERN, batch_stream, fixed_batches, train_tokenizer
 from ftipbook.train.distributed import DistContext, all_reduce_sum, context, init_from_env
@@ -22,5 +23,5 @@ __all__ = [
     "DistContext", "context", "init_from_env", "all_reduce_sum",
     "answer_hits", "answer_accuracy",
     "DIGIT_PATTERN", "train_tokenizer", "batch_stream", "fixed_batches",
-    "save_training_checkpoint", "restore_training_checkpoint", "trainer_provenance",
+    "save_training_checkpoint", "restore_training_checkpoint", "latest_checkpoint", "trainer_provenance",
 ]

@@ -243,8 +243,9 @@ class Trainer:
         barrier(self.ctx)
         return Path(path)
 
-    def restore(self, path: str | Path) -> None:
-        """Load a checkpoint written by :meth:`save_checkpoint` into this trainer's objects."""
+    def restore(self, path: str | Path) -> Path:
+        """Load a checkpoint written by :meth:`save_checkpoint` into this trainer's objects, after verifying
+        every file; ``path="latest"``: the newest complete one in ``checkpoint_dir``. Returns its path."""
         from ftipbook.train.checkpoint import restore_training_checkpoint
 
-        restore_training_checkpoint(self, path)
+        return restore_training_checkpoint(self, path)

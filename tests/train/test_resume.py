@@ -59,7 +59,8 @@ def test_checkpoint_contents(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["step-000002", "step-000004"]
     ckpt = tmp_path / "step-000004"
     assert sorted(p.name for p in ckpt.iterdir()) == [
-        "artifact.json", "optimizer.safetensors", "rng.safetensors", "trainer.json", "weights.safetensors"]
+        "MANIFEST.json", "artifact.json", "optimizer.safetensors", "rng.safetensors", "trainer.json",
+        "weights.safetensors"]
     meta = json.loads((ckpt / "trainer.json").read_text())
     assert meta["step"] == 4 and meta["data_state"] == {"n": 4, "seed": SEEDS.data_order}
     assert meta["randomness"] == SEEDS.to_dict()
