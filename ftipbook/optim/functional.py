@@ -111,10 +111,16 @@ def _entrywise(kernel):
     return run
 
 
+def _ascent(grads: list[Tensor], cfg: Any) -> list[Tensor]:
+    """The gradients, negated when ``cfg.maximize`` (``torch.optim``'s first operation; exact)."""
+    return torch._foreach_neg(grads) if cfg.maximize else grads
+
+
 @_entrywise
 def sgd_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: dict, cfg: SGDConfig) -> None:
     """In place: gradient descent with Polyak/Nesterov momentum and coupled L2 decay (``torch.optim.SGD``)."""
     _next_step(states)
+    grads = _ascent(grads, cfg)
     if cfg.weight_decay != 0:
         grads = torch._foreach_add(grads, params, alpha=cfg.weight_decay)
     if cfg.momentum != 0:
@@ -133,9 +139,11 @@ def sgd_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: d
 
 @_entrywise
 def adam_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: dict, cfg: AdamConfig) -> None:
-    """In place: bias-corrected Adam / AdamW (``torch.optim.Adam`` and ``AdamW``, single-tensor order)."""
+    """In place: bias-corrected Adam / AdamW, optionally AMSGrad (``torch.optim.Adam`` and ``AdamW``, single-tensor
+    order)."""
     steps = _next_step(states)
     beta1, beta2 = cfg.betas
+    grads = _ascent(grads, cfg)
     if cfg.weight_decay != 0:
         if cfg.decoupled_weight_decay:
             torch._foreach_mul_(params, 1 - cfg.lr * cfg.weight_decay)
@@ -145,13 +153,19 @@ def adam_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: 
         if "exp_avg" not in s:
             s["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
             s["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        if cfg.amsgrad and "max_exp_avg_sq" not in s:
+            s["max_exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
     exp_avgs = [s["exp_avg"] for s in states]
     exp_avg_sqs = [s["exp_avg_sq"] for s in states]
     torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
     torch._foreach_mul_(exp_avg_sqs, beta2)
     torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
     step_sizes = [-(cfg.lr / (1 - beta1**t)) for t in steps]
-    denom = torch._foreach_sqrt(exp_avg_sqs)
+    seconds = exp_avg_sqs
+    if cfg.amsgrad:
+        seconds = [s["max_exp_avg_sq"] for s in states]
+        torch._foreach_maximum_(seconds, exp_avg_sqs)
+    denom = torch._foreach_sqrt(seconds)
     torch._foreach_div_(denom, [(1 - beta2**t) ** 0.5 for t in steps])
     torch._foreach_add_(denom, cfg.eps)
     torch._foreach_addcdiv_(params, exp_avgs, denom, step_sizes)
@@ -183,6 +197,7 @@ def scalar_adam_(params: list[Tensor], grads: list[Tensor], states: list[dict], 
 def rmsprop_(params: list[Tensor], grads: list[Tensor], states: list[dict], block: dict, cfg: RMSpropConfig) -> None:
     """In place: RMSProp, optionally centred and with momentum (``torch.optim.RMSprop``)."""
     _next_step(states)
+    grads = _ascent(grads, cfg)
     if cfg.weight_decay != 0:
         grads = torch._foreach_add(grads, params, alpha=cfg.weight_decay)
     needed = ["square_avg"] + ["momentum_buffer"] * (cfg.momentum > 0) + ["grad_avg"] * cfg.centered
@@ -242,6 +257,7 @@ def adafactor_(params: list[Tensor], grads: list[Tensor], states: list[dict], bl
     dimensions; vectors keep a full second moment.
     """
     steps = _next_step(states)
+    grads = _ascent(grads, cfg)
     eps1, eps2 = cfg.eps
     for p, g, s, t in zip(params, grads, states, steps):
         if eps1 is None:

@@ -12,7 +12,7 @@ Defaults follow ``torch.optim`` where PyTorch ships the algorithm (``SGD``, ``Ad
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 #: Newton–Schulz quintic coefficients of Keller Jordan's Muon, also ``torch.optim.Muon``'s default.
@@ -64,8 +64,22 @@ def _choice(name: str, value: object, allowed: tuple) -> None:
         raise ValueError(f"{name}={value!r} is not supported; allowed: {', '.join(map(repr, allowed))}")
 
 
+def _torch_flag() -> Any:
+    """A ``torch.optim`` keyword (``maximize``, ``amsgrad``) as a field: ``False`` by default and,
+    while ``False``, left out of the ``repr`` (a config reads as it did before the field existed)."""
+    return field(default=False, repr=False)
+
+
 class Hyperparameters:
-    """Shared behaviour: a dict view (for ``torch.optim`` param groups) and a field list."""
+    """Shared behaviour: a dict view (for ``torch.optim`` param groups), a field list and a ``repr``.
+
+    The ``repr`` is the dataclass one, except that fields declared with ``repr=False`` (the
+    ``torch.optim`` flags of :func:`_torch_flag`) are shown only when they differ from their default.
+    """
+
+    def __repr__(self) -> str:
+        shown = (f for f in fields(self) if f.repr or getattr(self, f.name) != f.default)  # type: ignore[arg-type]
+        return f"{type(self).__name__}({', '.join(f'{f.name}={getattr(self, f.name)!r}' for f in shown)})"
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
@@ -83,13 +97,14 @@ class Hyperparameters:
         return cls(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in values.items() if k in names})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SGDConfig(Hyperparameters):
     """Gradient descent with optional Polyak or Nesterov momentum (ftip-00B8), ``torch.optim.SGD``'s rule.
 
     ``weight_decay`` is the coupled L2 form ``g <- g + weight_decay * theta``. With momentum the
     buffer starts as the first gradient, then ``b <- momentum b + (1 - dampening) g``; the step
-    uses ``b`` (Polyak) or ``g + momentum b`` (Nesterov).
+    uses ``b`` (Polyak) or ``g + momentum b`` (Nesterov). ``maximize`` ascends: the gradient is
+    negated before everything else, as in ``torch.optim.SGD``.
     """
 
     lr: float = 1e-3
@@ -97,6 +112,7 @@ class SGDConfig(Hyperparameters):
     dampening: float = 0.0
     nesterov: bool = False
     weight_decay: float = 0.0
+    maximize: bool = _torch_flag()
 
     def __post_init__(self) -> None:
         _nonneg("lr", self.lr)
@@ -104,6 +120,7 @@ class SGDConfig(Hyperparameters):
         _unit_interval("dampening", self.dampening, closed=True)
         _flag("nesterov", self.nesterov)
         _nonneg("weight_decay", self.weight_decay)
+        _flag("maximize", self.maximize)
         if self.nesterov and (self.momentum == 0 or self.dampening != 0):
             raise ValueError(
                 f"nesterov=True needs momentum > 0 and dampening = 0, got momentum={self.momentum!r}, "
@@ -111,7 +128,7 @@ class SGDConfig(Hyperparameters):
             )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MomentumConfig(SGDConfig):
     """Polyak heavy-ball momentum (ftip-00B8): :class:`SGDConfig` with ``momentum=0.9`` by default."""
 
@@ -124,7 +141,7 @@ class MomentumConfig(SGDConfig):
                              f"{self.momentum!r}, nesterov={self.nesterov!r}; use SGDConfig or NesterovConfig")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NesterovConfig(SGDConfig):
     """Nesterov momentum (ftip-00B8): :class:`SGDConfig` with ``momentum=0.9, nesterov=True`` by default."""
 
@@ -137,12 +154,15 @@ class NesterovConfig(SGDConfig):
             raise ValueError("NesterovConfig needs nesterov=True; use MomentumConfig for Polyak momentum")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AdamConfig(Hyperparameters):
     """Adam with bias correction (Kingma and Ba; ftip-00BD), ``torch.optim.Adam``'s rule.
 
     ``weight_decay`` is coupled L2 (added to the gradient) unless ``decoupled_weight_decay``,
     which multiplies the parameters by ``1 - lr * weight_decay`` before the step (AdamW).
+    ``amsgrad`` divides by the running maximum of the second moment (state ``max_exp_avg_sq``)
+    instead of the moment itself (Reddi, Kale and Kumar); ``maximize`` negates the gradient
+    first. Both follow ``torch.optim.Adam``.
     """
 
     lr: float = 1e-3
@@ -150,6 +170,8 @@ class AdamConfig(Hyperparameters):
     eps: float = 1e-8
     weight_decay: float = 0.0
     decoupled_weight_decay: bool = False
+    amsgrad: bool = _torch_flag()
+    maximize: bool = _torch_flag()
 
     def __post_init__(self) -> None:
         _nonneg("lr", self.lr)
@@ -157,9 +179,11 @@ class AdamConfig(Hyperparameters):
         _positive("eps", self.eps, " (it keeps the denominator sqrt(v) + eps away from zero)")
         _nonneg("weight_decay", self.weight_decay)
         _flag("decoupled_weight_decay", self.decoupled_weight_decay)
+        _flag("amsgrad", self.amsgrad)
+        _flag("maximize", self.maximize)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AdamWConfig(AdamConfig):
     """AdamW: Adam with decoupled weight decay, ``torch.optim.AdamW``'s rule and defaults."""
 
@@ -185,9 +209,12 @@ class ScalarAdamConfig(Hyperparameters):
         _positive("eps", self.eps, " (it keeps the denominator sqrt(v) + eps away from zero)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RMSpropConfig(Hyperparameters):
-    """RMSProp, ``torch.optim.RMSprop``'s rule: ``v <- alpha v + (1 - alpha) g^2``, step ``g / (sqrt(v) + eps)``."""
+    """RMSProp, ``torch.optim.RMSprop``'s rule: ``v <- alpha v + (1 - alpha) g^2``, step ``g / (sqrt(v) + eps)``.
+
+    ``maximize`` negates the gradient before everything else, as ``torch.optim.RMSprop`` does.
+    """
 
     lr: float = 1e-2
     alpha: float = 0.99
@@ -195,6 +222,7 @@ class RMSpropConfig(Hyperparameters):
     weight_decay: float = 0.0
     momentum: float = 0.0
     centered: bool = False
+    maximize: bool = _torch_flag()
 
     def __post_init__(self) -> None:
         _nonneg("lr", self.lr)
@@ -203,6 +231,7 @@ class RMSpropConfig(Hyperparameters):
         _nonneg("weight_decay", self.weight_decay)
         _unit_interval("momentum", self.momentum)
         _flag("centered", self.centered)
+        _flag("maximize", self.maximize)
 
 
 @dataclass(frozen=True)
@@ -229,14 +258,14 @@ class LionConfig(Hyperparameters):
         _nonneg("weight_decay", self.weight_decay)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AdafactorConfig(Hyperparameters):
     """Adafactor as ``torch.optim.Adafactor`` implements it (no first moment).
 
     Matrices keep row and column means of squared gradients, ``beta2_t = 1 - t^beta2_decay``;
     the step size is ``max(eps[1], RMS(theta)) * min(lr, 1/sqrt(t))`` and the update is divided
     by ``max(1, RMS(update) / d)``. ``eps[0]`` floors the variance estimate (``None``: the
-    dtype's machine epsilon).
+    dtype's machine epsilon). ``maximize`` negates the gradient first, as ``torch.optim.Adafactor`` does.
     """
 
     lr: float = 1e-2
@@ -244,6 +273,7 @@ class AdafactorConfig(Hyperparameters):
     eps: tuple[float | None, float] = (None, 1e-3)
     d: float = 1.0
     weight_decay: float = 0.0
+    maximize: bool = _torch_flag()
 
     def __post_init__(self) -> None:
         _nonneg("lr", self.lr)
@@ -257,6 +287,7 @@ class AdafactorConfig(Hyperparameters):
         if _real("d", self.d) < 1:
             raise ValueError(f"d (the update clipping threshold) must be >= 1, got {self.d!r}")
         _nonneg("weight_decay", self.weight_decay)
+        _flag("maximize", self.maximize)
 
 
 def _ns_coefficients(value: object) -> None:
