@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
+import operator
 import re
 import unicodedata
 from collections import Counter
@@ -201,8 +202,21 @@ def roundtrip_check(tokenizer: TokenizerLike, text: str) -> bool:
     return tokenizer.decode(tokenizer.encode(text)) == tokenizer.normalize(text)
 
 
+def _as_id(i: object) -> int:
+    """``i`` as an int if it is an integer (int, NumPy or 0-d integer tensor); ``TypeError`` otherwise."""
+    if isinstance(i, bool):
+        raise TypeError(f"ids must be integer token ids, got the bool {i!r}")
+    try:
+        return operator.index(i)
+    except TypeError:
+        raise TypeError(f"ids must be integer token ids, got {i!r} of type {type(i).__name__}") from None
+
+
 def _check_ids(ids: Sequence[int], size: int) -> list[int]:
-    out = [int(i) for i in ids]
+    """``ids`` as a list of ints in ``[0, size)``; ``TypeError``/``ValueError`` naming a bad id."""
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"ids must be a sequence of integer token ids, got {type(ids).__name__}")
+    out = [_as_id(i) for i in ids]
     bad = next((i for i in out if not 0 <= i < size), None)
     if bad is not None:
         raise ValueError(f"token id {bad} is outside [0, {size})")

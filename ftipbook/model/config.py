@@ -7,6 +7,7 @@ model follows the dtype of its parameters (``model.to(torch.bfloat16)``).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 POSITIONS = ("none", "sinusoidal", "learned", "rope", "alibi")
@@ -53,6 +54,14 @@ def parse_pattern(pattern: str, n_layers: int) -> str:
 def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"{name}={value!r} is not supported; allowed: {', '.join(map(repr, allowed))}")
+
+
+def _finite_real(name: str, value: object) -> None:
+    """Refuse a float field that is not a real number (``TypeError``) or not finite (``ValueError``)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"{name}={value!r} must be a finite real number (int or float), got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name}={value!r} must be a finite real number")
 
 
 def _at_least(name: str, value: object, low: int) -> None:
@@ -157,6 +166,8 @@ class ModelConfig:
         _choice("mixer_placement", self.mixer_placement, PLACEMENTS)
         _choice("ffn_placement", self.ffn_placement, PLACEMENTS)
         _choice("ffn", self.ffn, FFNS)
+        for name in ("norm_eps", "rope_theta", "init_std", "moe_aux_loss_coef"):
+            _finite_real(name, getattr(self, name))
         if not self.norm_eps > 0:
             raise ValueError(f"norm_eps={self.norm_eps!r} must be > 0 (the declared stabilizer)")
         if not self.rope_theta > 0:

@@ -36,12 +36,17 @@ class Generation:
     stop_reason: StopReason
 
 
+def _is_real(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _check_sampling(temperature: float, top_k: int | None, top_p: float | None) -> None:
-    if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
+    """Refuse sampling arguments outside their domain, naming the argument and what is allowed."""
+    if not (_is_real(temperature) and math.isfinite(temperature) and temperature >= 0):
         raise ValueError(f"temperature={temperature!r} must be a finite number >= 0 (0 = greedy)")
     if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1):
         raise ValueError(f"top_k={top_k!r} must be an int >= 1 or None")
-    if top_p is not None and not (isinstance(top_p, (int, float)) and 0 < top_p <= 1):
+    if top_p is not None and not (_is_real(top_p) and 0 < top_p <= 1):
         raise ValueError(f"top_p={top_p!r} must lie in (0, 1] or be None")
 
 
@@ -56,7 +61,12 @@ def sampling_law(
     logits = logits.float()
     if temperature == 0:
         return torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).float()
-    probs = torch.softmax(logits / temperature, dim=-1)
+    scaled = logits / temperature
+    # A tiny temperature overflows logits / temperature to inf (a NaN law); rows where that
+    # happens are scaled after subtracting their maximum, which leaves finite rows bit-identical.
+    shifted = (logits - logits.amax(dim=-1, keepdim=True)) / temperature
+    scaled = torch.where(torch.isfinite(scaled).all(dim=-1, keepdim=True), scaled, shifted)
+    probs = torch.softmax(scaled, dim=-1)
     order = torch.sort(probs, dim=-1, descending=True, stable=True).indices
     ranked = probs.gather(-1, order)
     keep = torch.ones_like(ranked, dtype=torch.bool)
@@ -135,7 +145,7 @@ def _prepare(
         )
     if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens={max_new_tokens!r} must be an int >= 1")
-    if temperature > 0 and not isinstance(seed, int):
+    if temperature > 0 and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ValueError(f"sampling with temperature={temperature} needs an int seed, got seed={seed!r}")
     vocab = model.cfg.vocab_size
     if eos_id is not None and not 0 <= eos_id < vocab:

@@ -151,6 +151,8 @@ class DecoderLM(nn.Module):
         does not fit, ``positions`` that are not non-negative integers of the tokens' shape."""
         if tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(f"tokens must be a LongTensor [B, T], got {tokens.dtype} of shape {tuple(tokens.shape)}")
+        if 0 in tokens.shape:
+            raise ValueError(f"tokens must hold at least one sequence of at least one token, got shape {tuple(tokens.shape)}")
         self.check_tokens(tokens)
         if seg_ids is not None:
             if seg_ids.shape != tokens.shape:
