@@ -74,7 +74,7 @@ class Hyperparameters:
     """Shared behaviour: a dict view (for ``torch.optim`` param groups), a field list and a ``repr``.
 
     The ``repr`` is the dataclass one, except that fields declared with ``repr=False`` (the
-    ``torch.optim`` flags of :func:`_torch_flag`) are shown only when they differ from their default.
+    ``torch.optim`` flags, declared with ``_torch_flag``) are shown only when they differ from their default.
     """
 
     def __repr__(self) -> str:

@@ -14,7 +14,7 @@ non-matrix parameters; :class:`GroupedOptimizer` runs both kinds of group in one
 The classes are drop-ins for their ``torch.optim`` namesakes: they take ``torch.optim``'s keyword
 arguments (``maximize`` and ``amsgrad`` are hyperparameters; the execution flags ``foreach``,
 ``fused``, ``capturable`` and ``differentiable`` are accepted where they cannot change the result and
-refused by name otherwise, see :data:`EXECUTION_FLAGS`), and ``load_state_dict`` takes the state
+refused by name otherwise, listed in ``EXECUTION_FLAGS``), and ``load_state_dict`` takes the state
 dict of the same-named ``torch.optim`` optimizer and continues its trajectory.
 """
 from __future__ import annotations
