@@ -25,6 +25,7 @@ import torch.multiprocessing as mp
 
 from _bench import print_table
 
+from ftipbook.atomic import write_text
 from ftipbook.data.mixture import toy_mixture
 from ftipbook.model import ModelConfig, build_model
 from ftipbook.train import (RunRandomness, TrainConfig, Trainer, batch_stream, build_optimizer,
@@ -57,7 +58,7 @@ def _worker(rank: int, args: argparse.Namespace, port: int, out: str) -> None:
     try:
         seconds, tokens = timed_run(args)
         if rank == 0:
-            Path(out).write_text(json.dumps([seconds, tokens]))
+            write_text(out, json.dumps([seconds, tokens]))
     finally:
         dist.destroy_process_group()
 

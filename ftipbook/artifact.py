@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load, save
+from safetensors.torch import save
 
 from ftipbook.atomic import file_sets, write_file_set
+from ftipbook.file_records import json_record, safetensors_metadata, safetensors_record
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM
 from ftipbook.plain_dict import from_plain_dict, to_plain_dict
@@ -294,34 +294,6 @@ def save_artifact(artifact: ModelArtifact, directory: str | Path) -> Path:
     """Write ``weights.safetensors`` and ``artifact.json`` into ``directory`` (created if needed) as one
     crash-safe set; other entries of ``directory`` are left alone."""
     return write_file_set(directory, artifact_files(artifact))
-
-
-def json_record(data: bytes, path: Path) -> dict:
-    """The JSON object in ``data`` (the bytes of ``path``); ``ValueError`` naming ``path`` otherwise."""
-    try:
-        record = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path} is not valid JSON ({err}); the file is damaged") from None
-    if not isinstance(record, dict):
-        raise ValueError(f"{path} holds a JSON {type(record).__name__}, not an object; the file is damaged")
-    return record
-
-
-def safetensors_record(data: bytes, path: Path) -> dict[str, torch.Tensor]:
-    """The tensors in ``data`` (the bytes of ``path``), in memory; ``ValueError`` naming ``path`` otherwise."""
-    try:
-        return load(data)
-    except SafetensorError as err:
-        raise ValueError(f"{path} is not a readable safetensors file ({err}); the file is damaged") from None
-
-
-def safetensors_metadata(data: bytes, path: Path) -> dict[str, str]:
-    """The ``__metadata__`` map of the safetensors bytes ``data`` (of ``path``, which errors name)."""
-    size = int.from_bytes(data[:8], "little")
-    header = json_record(data[8:8 + size], path) if 8 + size <= len(data) else None
-    if header is None or not isinstance(header.get("__metadata__", {}), dict):
-        raise ValueError(f"{path} is not a readable safetensors file (bad header); the file is damaged")
-    return header.get("__metadata__") or {}
 
 
 def artifact_from_files(files: Mapping[str, bytes | Path], directory: Path) -> ModelArtifact:

@@ -39,6 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ftipbook.atomic import write_text
+from ftipbook.file_records import read_json
+
 #: Pre-tokenization rule of :class:`ByteLevelBPE`. A chunk is an optional space followed by a run
 #: of letters, of decimal digits or of other non-space symbols, or a run of whitespace (a run
 #: followed by a non-space character leaves its last space to that character's chunk).
@@ -471,15 +474,28 @@ class ByteLevelBPE:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ByteLevelBPE:
-        """The tokenizer a :meth:`to_dict` description specifies."""
+        """The tokenizer a :meth:`to_dict` description specifies; ``ValueError`` naming the first
+        field that is missing or of the wrong kind."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a tokenizer description is a mapping, got {type(data).__name__}")
         if data.get("format") != cls.FORMAT:
             raise ValueError(f"not a {cls.FORMAT} description (format={data.get('format')!r})")
-        return cls(
-            [tuple(m) for m in data["merges"]],
-            normalizer=Normalizer.from_dict(data["normalizer"]),
-            specials=tuple(data["specials"]),
-            pattern=data["pattern"],
-        )
+        fields = {"format", "normalizer", "pattern", "merges", "specials"}
+        if set(data) != fields:
+            raise ValueError(f"tokenizer description fields {sorted(data)}; expected exactly {sorted(fields)}")
+        merges, specials, normalizer = data["merges"], data["specials"], data["normalizer"]
+        if not (isinstance(merges, (list, tuple)) and all(
+                isinstance(m, (list, tuple)) and len(m) == 2
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in m) for m in merges)):
+            raise ValueError("tokenizer description 'merges' must be a list of [left, right] token-id pairs")
+        if not (isinstance(specials, (list, tuple)) and all(isinstance(x, str) for x in specials)):
+            raise ValueError(f"tokenizer description 'specials' must be a list of names, got {specials!r}")
+        if not (isinstance(normalizer, Mapping) and all(isinstance(v, bool) for v in normalizer.values())):
+            raise ValueError(f"tokenizer description 'normalizer' must map flags to booleans, got {normalizer!r}")
+        if not isinstance(data["pattern"], str):
+            raise ValueError(f"tokenizer description 'pattern' must be a string, got {data['pattern']!r}")
+        return cls([tuple(m) for m in merges], normalizer=Normalizer.from_dict(normalizer),
+                   specials=tuple(specials), pattern=data["pattern"])
 
     def canonical_json(self) -> str:
         """:meth:`to_dict` as JSON with sorted keys and no spaces: the text :meth:`sha256` hashes."""
@@ -490,13 +506,17 @@ class ByteLevelBPE:
         return hashlib.sha256(self.canonical_json().encode("ascii")).hexdigest()
 
     def save(self, path: str | Path) -> None:
-        """Write :meth:`to_dict` to ``path`` as JSON."""
-        Path(path).write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        """Write :meth:`to_dict` to ``path`` as JSON, atomically (:func:`ftipbook.atomic.write_text`)."""
+        write_text(path, json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> ByteLevelBPE:
-        """Read a tokenizer written by :meth:`save`."""
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        """Read a tokenizer written by :meth:`save`; ``ValueError`` naming ``path`` when it is not one."""
+        data = read_json(path)
+        try:
+            return cls.from_dict(data)
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ByteLevelBPE) and self.to_dict() == other.to_dict()

@@ -10,7 +10,10 @@ import json
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save
+
+from ftipbook.atomic import write_file_set
+from ftipbook.file_records import read_json, read_safetensors
 
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM
@@ -142,12 +145,12 @@ def state_dict_to_hf(model: DecoderLM) -> dict[str, torch.Tensor]:
 def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
     index = path / "model.safetensors.index.json"
     if index.exists():
-        shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
-        return {k: v for shard in shards for k, v in load_file(path / shard).items()}
+        shards = sorted(set(read_json(index)["weight_map"].values()))
+        return {k: v for shard in shards for k, v in read_safetensors(path / shard).items()}
     single = path / "model.safetensors"
     if not single.exists():
         raise FileNotFoundError(f"{path} has neither model.safetensors nor model.safetensors.index.json")
-    return load_file(single)
+    return read_safetensors(single)
 
 
 def _checkpoint_dtype(hf: dict, tensors: dict[str, torch.Tensor], source: Path) -> torch.dtype:
@@ -172,7 +175,7 @@ def load_hf(
     unless ``dtype`` asks for another one.
     """
     path = Path(path)
-    hf = json.loads((path / "config.json").read_text())
+    hf = read_json(path / "config.json")
     cfg = config_from_hf(hf)
     tensors = _read_tensors(path)
     model = DecoderLM(cfg)
@@ -181,10 +184,10 @@ def load_hf(
 
 
 def save_hf(model: DecoderLM, path: str | Path, model_type: str = "llama") -> None:
-    """Write ``model`` as a ``model_type`` checkpoint: ``config.json`` and ``model.safetensors``."""
+    """Write ``model`` as a ``model_type`` checkpoint: ``config.json`` and ``model.safetensors``,
+    replaced together (:func:`ftipbook.atomic.write_file_set`, ``config.json`` last)."""
     path = Path(path)
     hf = config_to_hf(model.cfg, model_type)
     hf["torch_dtype"] = str(next(model.parameters()).dtype).removeprefix("torch.")
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "config.json").write_text(json.dumps(hf, indent=2) + "\n")
-    save_file(state_dict_to_hf(model), str(path / "model.safetensors"), metadata={"format": "pt"})
+    write_file_set(path, {"model.safetensors": save(state_dict_to_hf(model), metadata={"format": "pt"}),
+                          "config.json": (json.dumps(hf, indent=2) + "\n").encode()})

@@ -12,7 +12,6 @@ allocation of fresh pages for the large buffers, and five full passes over the l
 from __future__ import annotations
 
 import torch
-from torch.nn import functional as F
 
 #: Elements per chunk of logits, 2 MiB of float32, which is large enough for efficient matrix
 #: products and small enough to stay in cache and in the allocator's reusable memory.

@@ -1,7 +1,10 @@
 """Optimizer checkpoints as one safetensors file: tensors as tensors, everything else as JSON.
 
-``save_optimizer(opt, path)`` writes ``opt.state_dict()``; ``load_optimizer(opt, path)`` reads it
-back into an optimizer built over the same parameters. No pickle is involved. Works for the
+``save_optimizer(opt, path)`` writes ``opt.state_dict()`` atomically (:func:`ftipbook.atomic.write_bytes`);
+``load_optimizer(opt, path)`` reads it back, into memory, into an optimizer built over the same
+parameters. :func:`optimizer_bytes` and :func:`load_optimizer_bytes` are the same two steps on bytes,
+for callers that write the file as part of a larger set (the training checkpoints of
+:mod:`ftipbook.train.checkpoint`). No pickle is involved. Works for the
 classes of :mod:`ftipbook.optim.torch_optim` and for ``torch.optim`` optimizers whose state
 holds tensors, numbers, strings, booleans, ``None`` and (nested) lists, tuples and dicts.
 """
@@ -12,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save
+
+from ftipbook.file_records import safetensors_metadata, safetensors_record
+from ftipbook.atomic import write_bytes
 
 _META_KEY = "ftipbook.optimizer_state"
 
@@ -44,22 +50,30 @@ def _decode(value: Any, tensors: dict[str, torch.Tensor]) -> Any:
     return value
 
 
-def save_optimizer(optimizer: torch.optim.Optimizer, path: str | Path) -> None:
-    """Write ``optimizer.state_dict()`` to ``path`` (safetensors; non-tensor parts in its JSON metadata)."""
+def optimizer_bytes(optimizer: torch.optim.Optimizer) -> bytes:
+    """``optimizer.state_dict()`` as safetensors bytes (non-tensor parts in the JSON metadata)."""
     tensors: dict[str, torch.Tensor] = {}
     structure = _encode(optimizer.state_dict(), "s", tensors)
-    save_file(tensors, str(path), metadata={_META_KEY: json.dumps(structure)})
+    return save(tensors, metadata={_META_KEY: json.dumps(structure)})
+
+
+def load_optimizer_bytes(optimizer: torch.optim.Optimizer, data: bytes, path: str | Path) -> None:
+    """Load the bytes ``data`` of :func:`optimizer_bytes` (read from ``path``, which errors name)."""
+    path = Path(path)
+    meta = safetensors_metadata(data, path)
+    if _META_KEY not in meta:
+        raise ValueError(f"{path} is not an ftipbook optimizer checkpoint (no {_META_KEY!r} metadata)")
+    optimizer.load_state_dict(_decode(json.loads(meta[_META_KEY]), safetensors_record(data, path)))
+
+
+def save_optimizer(optimizer: torch.optim.Optimizer, path: str | Path) -> None:
+    """Write :func:`optimizer_bytes` to ``path``: the old file or the new one, never a mix."""
+    write_bytes(path, optimizer_bytes(optimizer))
 
 
 def load_optimizer(optimizer: torch.optim.Optimizer, path: str | Path) -> None:
     """Load a file written by :func:`save_optimizer` into ``optimizer`` (built over the same parameters)."""
-    from safetensors import safe_open
-
-    with safe_open(str(path), framework="pt") as f:
-        meta = f.metadata() or {}
-    if _META_KEY not in meta:
-        raise ValueError(f"{path} is not an ftipbook optimizer checkpoint (no {_META_KEY!r} metadata)")
-    optimizer.load_state_dict(_decode(json.loads(meta[_META_KEY]), load_file(str(path))))
+    load_optimizer_bytes(optimizer, Path(path).read_bytes(), path)
 
 
-__all__ = ["save_optimizer", "load_optimizer"]
+__all__ = ["optimizer_bytes", "load_optimizer_bytes", "save_optimizer", "load_optimizer"]

@@ -2,7 +2,7 @@
 
 A checkpoint directory holds the artifact of :mod:`ftipbook.artifact` (``weights.safetensors``,
 ``artifact.json``), ``optimizer.safetensors`` (the optimizer state ``s_k`` of ftip-001H, written
-by :func:`ftipbook.optim.checkpoint.save_optimizer`), ``rng.safetensors`` (the torch generator
+in the bytes of :func:`ftipbook.optim.checkpoint.optimizer_bytes`), ``rng.safetensors`` (the torch generator
 states) and ``trainer.json`` (step, logs, configuration, seeds, the batch iterator's position,
 Python and NumPy generator states), and last ``MANIFEST.json``, the SHA-256 and size of every
 other file. The files are written as one crash-safe set (:func:`ftipbook.atomic.write_file_set`),
@@ -25,10 +25,10 @@ import torch
 from safetensors.torch import save
 
 from ftipbook.artifact import (META_FILE, WEIGHTS_FILE, ModelArtifact, Provenance, artifact_files,
-                               artifact_from_files, json_record, safetensors_metadata, safetensors_record,
-                               versions)
+                               artifact_from_files, versions)
 from ftipbook.atomic import file_sets, sha256, write_file_set
-from ftipbook.optim.checkpoint import _META_KEY, _decode, _encode
+from ftipbook.file_records import json_record, safetensors_record
+from ftipbook.optim.checkpoint import load_optimizer_bytes, optimizer_bytes
 from ftipbook.train.loop import TrainRun
 
 if TYPE_CHECKING:
@@ -89,22 +89,6 @@ def trainer_provenance(trainer: Trainer) -> Provenance:
     )
 
 
-def _optimizer_bytes(optimizer: torch.optim.Optimizer) -> bytes:
-    """The bytes :func:`ftipbook.optim.checkpoint.save_optimizer` writes for ``optimizer``."""
-    tensors: dict[str, torch.Tensor] = {}
-    structure = _encode(optimizer.state_dict(), "s", tensors)
-    return save(tensors, metadata={_META_KEY: json.dumps(structure)})
-
-
-def _load_optimizer(optimizer: torch.optim.Optimizer, data: bytes, path: Path) -> None:
-    """:func:`ftipbook.optim.checkpoint.load_optimizer` from the bytes ``data`` of ``path``."""
-    tensors = safetensors_record(data, path)
-    meta = safetensors_metadata(data, path)
-    if _META_KEY not in meta:
-        raise ValueError(f"{path} is not an ftipbook optimizer checkpoint (no {_META_KEY!r} metadata)")
-    optimizer.load_state_dict(_decode(json.loads(meta[_META_KEY]), tensors))
-
-
 def _json_bytes(record: dict) -> bytes:
     return (json.dumps(record, indent=1, sort_keys=True, allow_nan=False) + "\n").encode()
 
@@ -130,7 +114,7 @@ def save_training_checkpoint(trainer: Trainer, path: str | Path) -> Path:
         "rng": rng_meta,
         "runtime_hash": artifact.runtime_hash(),
     }
-    files = {**artifact_files(artifact), OPTIMIZER_FILE: _optimizer_bytes(trainer.optimizer),
+    files = {**artifact_files(artifact), OPTIMIZER_FILE: optimizer_bytes(trainer.optimizer),
              RNG_FILE: save(rng_tensors, metadata={"format": FORMAT}), TRAINER_FILE: _json_bytes(meta)}
     manifest = {"format": FORMAT, "step": trainer.step,
                 "files": {name: {"sha256": sha256(data), "bytes": len(data)} for name, data in files.items()}}
@@ -260,7 +244,7 @@ def restore_training_checkpoint(trainer: Trainer, path: str | Path) -> Path:
     if meta["optimizer_class"] != type(trainer.optimizer).__name__:
         raise ValueError(f"the checkpoint holds {meta['optimizer_class']} state; "
                          f"this optimizer is {type(trainer.optimizer).__name__}")
-    _load_optimizer(trainer.optimizer, files[OPTIMIZER_FILE], path / OPTIMIZER_FILE)
+    load_optimizer_bytes(trainer.optimizer, files[OPTIMIZER_FILE], path / OPTIMIZER_FILE)
     loader(meta["data_state"])
     _set_rng_state(safetensors_record(files[RNG_FILE], path / RNG_FILE), meta["rng"])
     trainer.step = meta["step"]
