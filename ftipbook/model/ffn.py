@@ -52,6 +52,11 @@ class Routing:
     weights: torch.Tensor  # alpha_j(z), softmax over the selected scores [N, k]
 
 
+def _wide(scores: torch.Tensor) -> torch.Tensor:
+    """``scores`` in float32 at least: half-precision scores are softmaxed in float32, float64 in float64."""
+    return scores.to(torch.promote_types(scores.dtype, torch.float32))
+
+
 class TopKRouter(nn.Module):
     """Router ``g(z) = z W_g`` with top-k selection and softmax over the selected scores (ftip-000X)."""
 
@@ -63,7 +68,7 @@ class TopKRouter(nn.Module):
     def forward(self, z: torch.Tensor) -> Routing:
         scores = self.gate(z)
         experts = top_k_experts(scores, self.top_k)
-        weights = torch.softmax(scores.gather(-1, experts).float(), dim=-1).to(z.dtype)
+        weights = torch.softmax(_wide(scores.gather(-1, experts)), dim=-1).to(z.dtype)
         return Routing(scores, experts, weights)
 
 
@@ -74,9 +79,9 @@ def load_balancing_loss(routing: Routing) -> torch.Tensor:
     softmax probability over all ``J`` experts; it equals 1 under perfectly uniform routing.
     """
     n_experts = routing.scores.shape[-1]
-    slots = F.one_hot(routing.experts, n_experts).float().sum(dim=-2)
+    p = torch.softmax(_wide(routing.scores), dim=-1).mean(dim=0)
+    slots = F.one_hot(routing.experts, n_experts).to(p.dtype).sum(dim=-2)
     f = slots.mean(dim=0) / routing.experts.shape[-1]
-    p = torch.softmax(routing.scores.float(), dim=-1).mean(dim=0)
     return n_experts * (f * p).sum()
 
 

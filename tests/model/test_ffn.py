@@ -104,3 +104,23 @@ def test_moe_backward_reaches_selected_experts_only(make_cfg):
     chosen = set(moe.last_routing.experts[0].tolist())
     for j, expert in enumerate(moe.experts):
         assert (expert.up.weight.grad is not None) == (j in chosen)
+
+
+def test_routing_computes_in_float64_for_float64_inputs_and_float32_for_bfloat16():
+    """Issue 11: float64 routing used to round its weights through float32 (errors near 6e-8)."""
+    router = TopKRouter(8, 5, 3).double()
+    z = torch.randn(40, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(3)) * 4
+    r = router(z)
+    chosen = r.scores.gather(-1, r.experts)
+    by_hand = torch.exp(chosen - chosen.amax(-1, keepdim=True))
+    by_hand = by_hand / by_hand.sum(-1, keepdim=True)
+    assert r.weights.dtype == torch.float64 and (r.weights - by_hand).abs().max() < 1e-15
+    p = torch.softmax(r.scores, -1).mean(0)
+    f = torch.stack([(r.experts == j).double().sum() for j in range(5)]) / (40 * 3)
+    loss = load_balancing_loss(r)
+    assert loss.dtype == torch.float64 and abs(loss.item() - 5 * (f * p).sum().item()) < 1e-14
+    low = TopKRouter(8, 5, 3).to(torch.bfloat16)
+    zb = z.to(torch.bfloat16)
+    rb = low(zb)
+    wide = torch.softmax(rb.scores.gather(-1, rb.experts).float(), -1).to(torch.bfloat16)
+    assert rb.weights.dtype == torch.bfloat16 and torch.equal(rb.weights, wide)
