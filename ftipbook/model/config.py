@@ -8,7 +8,7 @@ model follows the dtype of its parameters (``model.to(torch.bfloat16)``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 POSITIONS = ("none", "sinusoidal", "learned", "rope", "alibi")
 NORMS = ("layernorm", "rmsnorm")
@@ -35,7 +35,7 @@ def parse_pattern(pattern: str, n_layers: int) -> str:
 
     The pattern is repeated, so its length must divide ``n_layers``.
     """
-    if not pattern:
+    if not isinstance(pattern, str) or not pattern:
         raise ValueError(f"layer_pattern must be a non-empty string over {sorted(MIXERS)}, got {pattern!r}")
     unknown = sorted(set(pattern) - set(MIXERS))
     if unknown:
@@ -62,6 +62,26 @@ def _finite_real(name: str, value: object) -> None:
         raise TypeError(f"{name}={value!r} must be a finite real number (int or float), got {type(value).__name__}")
     if not math.isfinite(value):
         raise ValueError(f"{name}={value!r} must be a finite real number")
+
+
+#: What each annotation of :class:`ModelConfig` admits, for the type check every field gets.
+_FIELD_KINDS: dict[str, tuple[str, tuple[type, ...]]] = {
+    "int": ("an int", (int,)), "int | None": ("an int or None", (int, type(None))),
+    "float": ("a real number (int or float)", (int, float)), "bool": ("True or False", (bool,)),
+    "str": ("a string", (str,)),
+}
+
+
+def _check_field_types(cfg: object) -> None:
+    """``TypeError`` naming the first field whose value is not of its declared kind (a ``bool`` is
+    not an int or a float here, though Python lets it pass as one)."""
+    for f in fields(cfg):
+        kind = _FIELD_KINDS.get(f.type if isinstance(f.type, str) else getattr(f.type, "__name__", ""))
+        if kind is None:  # a field of a subclass, of a kind this check does not know
+            continue
+        value, (what, types) = getattr(cfg, f.name), kind
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise TypeError(f"{f.name}={value!r} must be {what}, got {type(value).__name__}")
 
 
 def _at_least(name: str, value: object, low: int) -> None:
@@ -158,7 +178,13 @@ class ModelConfig:
 
     # validation ----------------------------------------------------------------------------
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the field, its value and what is allowed."""
+        """Raise ``TypeError`` or ``ValueError`` naming the field, its value and what is allowed.
+
+        Every field is checked for its kind and range whether or not the layers read it; the
+        relations between fields (``top_k <= n_experts``, even RoPE widths) are checked for the
+        mixers and feed-forward sublayers the configuration uses.
+        """
+        _check_field_types(self)
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_seq_len", "n_loops"):
             _at_least(name, getattr(self, name), 1)
         _choice("pos", self.pos, POSITIONS)
@@ -192,39 +218,33 @@ class ModelConfig:
         if self.pos == "rope" and self.d_head % 2:
             raise ValueError(f"pos='rope' rotates pairs of coordinates, so head_dim={self.d_head} must be even")
         kinds = parse_pattern(self.layer_pattern, self.n_layers)
+        self._validate_ranges()
         if self.ffn == "moe":
             self._validate_moe()
         if "M" in kinds:
             self._validate_mla()
-        if "K" in kinds:
-            self._validate_kda()
 
-    def _validate_moe(self) -> None:
-        _at_least("n_experts", self.n_experts, 1)
-        _at_least("top_k", self.top_k, 1)
-        if self.top_k > self.n_experts:
-            raise ValueError(f"top_k={self.top_k} exceeds n_experts={self.n_experts}; need 1 <= top_k <= n_experts")
+    def _validate_ranges(self) -> None:
+        """The range of each MoE, MLA and KDA field taken on its own."""
+        for name in ("n_experts", "top_k", "kv_lora_rank", "conv_kernel", "kda_chunk_size"):
+            _at_least(name, getattr(self, name), 1)
         _at_least("n_shared_experts", self.n_shared_experts, 0)
-        if self.d_expert is not None:
-            _at_least("d_expert", self.d_expert, 1)
+        _at_least("rope_head_dim", self.rope_head_dim, 0)
+        for name in ("d_expert", "q_lora_rank", "mla_v_head_dim", "kda_n_heads", "kda_head_dim", "kda_gate_rank"):
+            if getattr(self, name) is not None:
+                _at_least(name, getattr(self, name), 1)
         _choice("expert_ffn", self.expert_ffn, DENSE_FFNS)
+        _choice("kda_gate_activation", self.kda_gate_activation, KDA_GATE_ACTIVATIONS)
         if not self.moe_aux_loss_coef >= 0:
             raise ValueError(f"moe_aux_loss_coef={self.moe_aux_loss_coef!r} must be >= 0")
 
+    def _validate_moe(self) -> None:
+        if self.top_k > self.n_experts:
+            raise ValueError(f"top_k={self.top_k} exceeds n_experts={self.n_experts}; need 1 <= top_k <= n_experts")
+
     def _validate_mla(self) -> None:
-        _at_least("kv_lora_rank", self.kv_lora_rank, 1)
-        for name in ("q_lora_rank", "mla_v_head_dim"):
-            if getattr(self, name) is not None:
-                _at_least(name, getattr(self, name), 1)
         if not self.mla_nope:
             _at_least("rope_head_dim", self.rope_head_dim, 2)
             if self.rope_head_dim % 2:
                 raise ValueError(f"rope_head_dim={self.rope_head_dim} must be even (RoPE rotates pairs)")
 
-    def _validate_kda(self) -> None:
-        for name in ("kda_n_heads", "kda_head_dim", "kda_gate_rank"):
-            if getattr(self, name) is not None:
-                _at_least(name, getattr(self, name), 1)
-        _at_least("conv_kernel", self.conv_kernel, 1)
-        _at_least("kda_chunk_size", self.kda_chunk_size, 1)
-        _choice("kda_gate_activation", self.kda_gate_activation, KDA_GATE_ACTIVATIONS)

@@ -30,7 +30,8 @@ BAD = [
     (dict(n_layers=0), r"n_layers=0 must be an int >= 1"),
     (dict(vocab_size=0), r"vocab_size=0 must be an int >= 1"),
     (dict(n_loops=0), r"n_loops=0 must be an int >= 1"),
-    (dict(max_seq_len=2.5), r"max_seq_len=2.5 must be an int >= 1"),
+    (dict(n_experts=0), r"n_experts=0 must be an int >= 1"),  # checked although ffn is not "moe"
+    (dict(conv_kernel=-1), r"conv_kernel=-1 must be an int >= 1"),  # and although no layer is "K"
     (dict(layer_pattern="M", kv_lora_rank=0), r"kv_lora_rank=0 must be an int >= 1"),
     (dict(layer_pattern="M", rope_head_dim=3), r"rope_head_dim=3 must be even"),
     (dict(layer_pattern="M", q_lora_rank=0), r"q_lora_rank=0 must be an int >= 1"),
@@ -45,6 +46,25 @@ BAD = [
 @pytest.mark.parametrize("overrides, message", BAD, ids=[m[:40] for _, m in BAD])
 def test_bad_config_raises_its_message(overrides, message):
     with pytest.raises(ValueError, match=message):
+        ModelConfig(**overrides)
+
+
+WRONG_KIND = [
+    (dict(max_seq_len=2.5), r"max_seq_len=2.5 must be an int, got float"),
+    (dict(d_model=True), r"d_model=True must be an int, got bool"),
+    (dict(norm_eps="1e-5"), r"norm_eps='1e-5' must be a real number"),
+    (dict(rope_theta=False), r"rope_theta=False must be a real number"),
+    (dict(tie_embeddings="yes"), r"tie_embeddings='yes' must be True or False, got str"),
+    (dict(mla_nope=1), r"mla_nope=1 must be True or False, got int"),
+    (dict(head_dim="8"), r"head_dim='8' must be an int or None, got str"),
+    (dict(ffn=None), r"ffn=None must be a string, got NoneType"),
+    (dict(kda_chunk_size=None), r"kda_chunk_size=None must be an int, got NoneType"),
+]
+
+
+@pytest.mark.parametrize("overrides, message", WRONG_KIND, ids=[m[:40] for _, m in WRONG_KIND])
+def test_value_of_the_wrong_kind_raises_type_error_naming_the_field(overrides, message):
+    with pytest.raises(TypeError, match=message):
         ModelConfig(**overrides)
 
 
