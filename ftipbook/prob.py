@@ -55,11 +55,11 @@ class FiniteLaw:
 
     def __init__(self, probs: Mapping[Hashable, Prob]) -> None:
         if not isinstance(probs, Mapping) or not probs:
-            raise ValueError("a finite law needs a nonempty mapping {outcome: probability}")
-        self._p = {x: _check_prob(v, f"p({x!r})") for x, v in probs.items()}
+            raise ValueError(f"probs must be a nonempty mapping {{outcome: probability}}, got {probs!r}")
+        self._p = {x: _check_prob(v, f"probs: p({x!r})") for x, v in probs.items()}
         total = sum(self._p.values())
         if (total != 1) if _is_exact(self._p.values()) else abs(total - 1) > _TOL:
-            raise ValueError(f"probabilities must sum to 1, got {total}")
+            raise ValueError(f"probs: probabilities must sum to 1, got {total}")
 
     @classmethod
     def uniform(cls, outcomes: Iterable[Hashable]) -> FiniteLaw:

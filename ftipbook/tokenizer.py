@@ -160,7 +160,7 @@ class Vocab:
     def piece(self, token_id: int) -> str:
         """The piece of ``token_id``."""
         if not (isinstance(token_id, int) and 0 <= token_id < len(self.pieces)):
-            raise ValueError(f"token id {token_id!r} is outside [0, {len(self.pieces)})")
+            raise ValueError(f"token_id={token_id!r} is outside [0, {len(self.pieces)})")
         return self.pieces[token_id]
 
     def special_id(self, name: str) -> int:
@@ -217,12 +217,12 @@ def _as_id(i: object) -> int:
 
 def _check_ids(ids: Sequence[int], size: int) -> list[int]:
     """``ids`` as a list of ints in ``[0, size)``; ``TypeError``/``ValueError`` naming a bad id."""
-    if isinstance(ids, (str, bytes)):
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
         raise TypeError(f"ids must be a sequence of integer token ids, got {type(ids).__name__}")
     out = [_as_id(i) for i in ids]
     bad = next((i for i in out if not 0 <= i < size), None)
     if bad is not None:
-        raise ValueError(f"token id {bad} is outside [0, {size})")
+        raise ValueError(f"ids: token id {bad} is outside [0, {size})")
     return out
 
 
@@ -322,15 +322,17 @@ class ByteLevelBPE:
 
         Training stops early when the best pair occurs fewer than ``min_count`` times.
         """
-        if not isinstance(num_merges, int) or num_merges < 0:
+        if not isinstance(num_merges, int) or isinstance(num_merges, bool) or num_merges < 0:
             raise ValueError(f"num_merges must be an int >= 0, got {num_merges!r}")
         if not isinstance(min_count, int) or min_count < 1:
             raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
-        if isinstance(texts, str):
-            raise TypeError("texts must be an iterable of str (a corpus), not one str")
+        if isinstance(texts, str) or not isinstance(texts, Iterable):
+            raise TypeError(f"texts must be an iterable of str (a corpus), got {type(texts).__name__}")
         splitter = re.compile(pattern)
         chunks: Counter = Counter()
-        for text in texts:
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
             chunks.update(splitter.findall(normalizer(text)))
         words = [list(c.encode("utf-8")) for c in chunks]
         counts = list(chunks.values())
@@ -423,7 +425,7 @@ class ByteLevelBPE:
         Text that spells a control token (``"<|eos|>"``) is encoded as ordinary bytes.
         """
         if not isinstance(text, str):
-            raise TypeError(f"encode takes a str, got {type(text).__name__}")
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
         ids = [self.bos_id] if add_bos else []
         for chunk in self.pretokenize(text):
             ids.extend(self._encode_chunk(chunk))
@@ -667,7 +669,7 @@ class HFTokenizer:
 
     def encode(self, text: str) -> list[int]:
         if not isinstance(text, str):
-            raise TypeError(f"encode takes a str, got {type(text).__name__}")
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
     def decode(self, ids: Sequence[int]) -> str:
@@ -712,7 +714,7 @@ class TiktokenTokenizer:
 
     def encode(self, text: str) -> list[int]:
         if not isinstance(text, str):
-            raise TypeError(f"encode takes a str, got {type(text).__name__}")
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
         return list(self.encoding.encode(text, disallowed_special=()))
 
     def decode(self, ids: Sequence[int]) -> str:

@@ -64,6 +64,9 @@ def _finite_real(name: str, value: object) -> None:
         raise ValueError(f"{name}={value!r} must be a finite real number")
 
 
+#: The largest declared initialization scale (the note's models use 0.02; a std of 1e12 gives NaN logits).
+MAX_INIT_STD = 10.0
+
 #: What each annotation of :class:`ModelConfig` admits, for the type check every field gets.
 _FIELD_KINDS: dict[str, tuple[str, tuple[type, ...]]] = {
     "int": ("an int", (int,)), "int | None": ("an int or None", (int, type(None))),
@@ -196,10 +199,12 @@ class ModelConfig:
             _finite_real(name, getattr(self, name))
         if not self.norm_eps > 0:
             raise ValueError(f"norm_eps={self.norm_eps!r} must be > 0 (the declared stabilizer)")
-        if not self.rope_theta > 0:
-            raise ValueError(f"rope_theta={self.rope_theta!r} must be > 0")
-        if not self.init_std > 0:
-            raise ValueError(f"init_std={self.init_std!r} must be > 0")
+        if not self.rope_theta >= 1:
+            raise ValueError(f"rope_theta={self.rope_theta!r} must be >= 1 (the frequencies theta^(-2i/d_h) must "
+                             f"not exceed 1; a base near 0 overflows them)")
+        if not 0 < self.init_std <= MAX_INIT_STD:
+            raise ValueError(f"init_std={self.init_std!r} must lie in (0, {MAX_INIT_STD}]: larger weights overflow "
+                             f"float32 activations within a layer or two")
         if self.head_dim is None:
             if self.d_model % self.n_heads:
                 raise ValueError(

@@ -50,6 +50,21 @@ def _check_sampling(temperature: float, top_k: int | None, top_p: float | None) 
         raise ValueError(f"top_p={top_p!r} must lie in (0, 1] or be None")
 
 
+def _check_logits(logits: torch.Tensor) -> None:
+    """Refuse logits that define no law: not a real tensor, no vocabulary axis, NaN or ``+inf``
+    entries, or a row that is ``-inf`` everywhere (``-inf`` entries alone are masked tokens)."""
+    if not isinstance(logits, torch.Tensor) or logits.is_complex() or logits.dtype == torch.bool:
+        raise TypeError(f"logits must be a real tensor [..., V], got {type(logits).__name__}"
+                        + (f" of dtype {logits.dtype}" if isinstance(logits, torch.Tensor) else ""))
+    if logits.dim() == 0 or logits.shape[-1] == 0:
+        raise ValueError(f"logits must have a non-empty vocabulary axis [..., V], got shape {tuple(logits.shape)}")
+    if logits.is_floating_point():
+        if bool(torch.isnan(logits).any()) or bool((logits == math.inf).any()):
+            raise ValueError("logits hold NaN or +inf entries, which define no law (-inf masks a token)")
+        if bool((logits == -math.inf).all(dim=-1).any()):
+            raise ValueError("logits have a row that is -inf everywhere: no token is left to draw")
+
+
 def sampling_law(
     logits: torch.Tensor, *, temperature: float, top_k: int | None = None, top_p: float | None = None
 ) -> torch.Tensor:
@@ -58,14 +73,18 @@ def sampling_law(
     ``temperature = 0`` gives the point mass on the argmax (lowest id among ties).
     """
     _check_sampling(temperature, top_k, top_p)
+    _check_logits(logits)
     logits = logits.float()
     if temperature == 0:
         return torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).float()
     scaled = logits / temperature
-    # A tiny temperature overflows logits / temperature to inf (a NaN law); rows where that
-    # happens are scaled after subtracting their maximum, which leaves finite rows bit-identical.
-    shifted = (logits - logits.amax(dim=-1, keepdim=True)) / temperature
-    scaled = torch.where(torch.isfinite(scaled).all(dim=-1, keepdim=True), scaled, shifted)
+    # A tiny temperature overflows logits / temperature to inf, or rounds to 0 in float32 (0 / 0):
+    # a NaN law. Rows where that happens are scaled in float64 after subtracting their maximum, so
+    # they tend to the uniform law on their argmax set; the other rows stay bit-identical.
+    broken = (~torch.isfinite(scaled) & torch.isfinite(logits)).any(dim=-1, keepdim=True)
+    if bool(broken.any()):
+        shifted = ((logits.double() - logits.amax(dim=-1, keepdim=True).double()) / temperature).float()
+        scaled = torch.where(broken, shifted, scaled)
     probs = torch.softmax(scaled, dim=-1)
     order = torch.sort(probs, dim=-1, descending=True, stable=True).indices
     ranked = probs.gather(-1, order)
@@ -138,7 +157,7 @@ def _prepare(
     eos_id: int | None,
 ) -> torch.Tensor:
     _check_sampling(temperature, top_k, top_p)
-    tokens = as_tokens(prompt, next(model.parameters()).device)
+    tokens = as_tokens(prompt, next(model.parameters()).device, name="prompt")
     if tokens.dim() not in (1, 2) or tokens.shape[-1] == 0:
         raise ValueError(
             f"prompt must be a non-empty token sequence [T] or batch [B, T], got shape {tuple(tokens.shape)}"
@@ -147,9 +166,12 @@ def _prepare(
         raise ValueError(f"max_new_tokens={max_new_tokens!r} must be an int >= 1")
     if temperature > 0 and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ValueError(f"sampling with temperature={temperature} needs an int seed, got seed={seed!r}")
+    if seed is not None and not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**63):
+        raise ValueError(f"seed={seed!r} must be an int in [0, 2**63) or None")
     vocab = model.cfg.vocab_size
-    if eos_id is not None and not 0 <= eos_id < vocab:
-        raise ValueError(f"eos_id={eos_id} is outside [0, {vocab})")
+    if eos_id is not None and not (isinstance(eos_id, int) and not isinstance(eos_id, bool) and 0 <= eos_id < vocab):
+        raise ValueError(f"eos_id={eos_id!r} must be an int token id in [0, {vocab}) or None")
+    model.check_tokens(tokens, name="prompt")
     longest = tokens.shape[-1] + max_new_tokens - 1
     if model.cfg.pos == "learned" and longest > model.cfg.max_seq_len:
         raise ValueError(

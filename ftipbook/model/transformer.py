@@ -17,13 +17,21 @@ from ftipbook.model.norm import make_norm
 from ftipbook.model.positional import LearnedPositions, TokenEmbedding, embedding_positions
 
 
-def as_tokens(tokens: torch.Tensor | Sequence[int], device: torch.device | None = None) -> torch.Tensor:
-    """``tokens`` as a ``LongTensor`` on ``device`` (a list of ints or an integer tensor)."""
+def as_tokens(tokens: torch.Tensor | Sequence[int], device: torch.device | None = None, *,
+              name: str = "tokens") -> torch.Tensor:
+    """``tokens`` as a ``LongTensor`` on ``device`` (a list of ints or an integer tensor); errors name
+    the argument ``name``."""
+    if tokens is None or isinstance(tokens, (str, bytes)):
+        raise TypeError(f"{name} must be token ids (a list of ints or an integer tensor), got {type(tokens).__name__}")
     if not isinstance(tokens, torch.Tensor) and len(tokens) == 0:
         return torch.zeros(0, dtype=torch.long, device=device)
-    t = torch.as_tensor(tokens, device=device)
+    try:
+        t = torch.as_tensor(tokens, device=device)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"{name} must be token ids (a list of ints, a list of equal-length lists of ints, or an "
+                        f"integer tensor); torch could not read it: {err}") from None
     if t.dtype.is_floating_point or t.dtype == torch.bool or t.is_complex():
-        raise ValueError(f"token ids must be integers, got dtype {t.dtype}")
+        raise ValueError(f"{name} must hold integer token ids, got dtype {t.dtype}")
     return t.long()
 
 
@@ -77,8 +85,9 @@ class DecoderLM(nn.Module):
              for block in self.blocks]
         )
 
-    def check_tokens(self, tokens: torch.Tensor) -> None:
-        """Refuse token ids outside ``[0, vocab_size)``, naming the first bad id and where it is."""
+    def check_tokens(self, tokens: torch.Tensor, name: str = "tokens") -> None:
+        """Refuse token ids outside ``[0, vocab_size)``, naming the argument ``name``, the first bad
+        id and where it is."""
         if tokens.numel() == 0:
             return
         low, high = torch.aminmax(tokens)
@@ -86,7 +95,7 @@ class DecoderLM(nn.Module):
             bad = (tokens < 0) | (tokens >= self.cfg.vocab_size)
             where = tuple(int(i) for i in bad.nonzero()[0])
             raise ValueError(
-                f"token id {int(tokens[where])} at index {where} is outside [0, {self.cfg.vocab_size}) "
+                f"{name}: token id {int(tokens[where])} at index {where} is outside [0, {self.cfg.vocab_size}) "
                 f"(vocab_size={self.cfg.vocab_size})"
             )
 
@@ -149,6 +158,8 @@ class DecoderLM(nn.Module):
     ) -> None:
         """Refuse a bad ``forward`` call: token shape, dtype and ids, ``seg_ids`` shape, a cache that
         does not fit, ``positions`` that are not non-negative integers of the tokens' shape."""
+        if not isinstance(tokens, torch.Tensor):
+            raise TypeError(f"tokens must be a LongTensor [B, T], got {type(tokens).__name__}")
         if tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(f"tokens must be a LongTensor [B, T], got {tokens.dtype} of shape {tuple(tokens.shape)}")
         if 0 in tokens.shape:
@@ -165,6 +176,11 @@ class DecoderLM(nn.Module):
                                  f"got {positions.dtype} of shape {tuple(positions.shape)}")
             if positions.numel() and int(positions.min()) < 0:
                 raise ValueError(f"positions are 0-based indices, got {int(positions.min())}")
+        longest = tokens.shape[1]
+        if self.cfg.pos == "learned" and positions is None and seg_ids is None and cache is None \
+                and longest > self.cfg.max_seq_len:
+            raise ValueError(f"tokens has {longest} positions per row, more than the learned position table's "
+                             f"max_seq_len={self.cfg.max_seq_len}")
         applications = self.cfg.n_layers * self.cfg.n_loops
         if cache is not None and len(cache) != applications:
             raise ValueError(f"cache has {len(cache)} layer caches, this model applies {applications} layers")

@@ -108,10 +108,10 @@ def test_sampled_tokens_stay_in_the_filtered_support(model):
         (dict(top_p=1.5, temperature=1.0, seed=0), r"top_p=1.5 must lie in \(0, 1\]"),
         (dict(top_k=0, temperature=1.0, seed=0), r"top_k=0 must be an int >= 1"),
         (dict(temperature=1.0), r"needs an int seed"),
-        (dict(eos_id=61), r"eos_id=61 is outside \[0, 61\)"),
+        (dict(eos_id=61), r"eos_id=61 must be an int token id in \[0, 61\)"),
         (dict(max_new_tokens=0), r"max_new_tokens=0 must be an int >= 1"),
         (dict(prompt=[]), r"prompt must be a non-empty token sequence"),
-        (dict(prompt=[1, 99]), r"token id 99 at index \(0, 1\) is outside"),
+        (dict(prompt=[1, 99]), r"prompt: token id 99 at index \(1,\) is outside"),
     ],
 )
 def test_bad_arguments_are_refused(model, kwargs, message):
