@@ -84,8 +84,8 @@ def _finite(low: float, *, low_open: bool = False, high: float = math.inf) -> Ca
     return parse
 
 
-def _artifact(ref: str) -> ModelArtifact:
-    """An artifact directory, or a zoo entry name."""
+def _artifact(ref: str, option: str) -> ModelArtifact:
+    """An artifact directory, or a zoo entry name, given to ``option`` (which errors name)."""
     from ftipbook import zoo
 
     path = Path(ref)
@@ -93,7 +93,8 @@ def _artifact(ref: str) -> ModelArtifact:
         return load_artifact(path)
     if ref in zoo.names():
         return zoo.load(ref)
-    raise ValueError(f"{ref!r} is neither an artifact directory nor a zoo entry; zoo entries: {', '.join(zoo.names())}")
+    raise ValueError(f"{option} {ref!r} is neither an artifact directory nor a zoo entry; zoo entries: "
+                     f"{', '.join(zoo.names())}")
 
 
 def _check_out(out: Path, overwrite: bool) -> None:
@@ -166,13 +167,16 @@ def _check_train(args: argparse.Namespace, out: Path):
     cfg = _train_config(args)
     get_device(args.device)
     if args.resume == LATEST:
-        latest_checkpoint(out / "checkpoints")
+        try:
+            latest_checkpoint(out / "checkpoints")
+        except FileNotFoundError as err:
+            raise FileNotFoundError(f"--resume {LATEST}: {err}") from None
     elif args.resume is not None and not Path(args.resume).is_dir():
         raise FileNotFoundError(f"--resume {args.resume}: no such checkpoint directory")
     if args.init is None:
         _model_config(args, args.vocab_size)
         return cfg, None
-    start = _artifact(args.init)
+    start = _artifact(args.init, "--init")
     if start.tokenizer is None:
         raise ValueError(f"--init {args.init!r} has no tokenizer; training needs one to tokenize the corpus")
     if args.seq_len > start.cfg.max_seq_len:
@@ -235,7 +239,7 @@ def _sample(args: argparse.Namespace) -> None:
     from ftipbook.model import generate
 
     device = get_device(args.device)
-    art = _artifact(args.model)
+    art = _artifact(args.model, "--model")
     ids = art.encode(args.prompt)
     if not ids:
         raise ValueError("--prompt encodes to no tokens")
@@ -260,7 +264,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     if not args.nll_docs and not args.benchmarks:
         raise ValueError("--nll-docs 0 and no --benchmarks: there is nothing to evaluate")
     device = get_device(args.device)
-    art = _artifact(args.model)
+    art = _artifact(args.model, "--model")
     if art.tokenizer is None:
         raise ValueError(f"{args.model!r} has no tokenizer: text evaluation is impossible (ftip-001K)")
     batches = None

@@ -6,7 +6,9 @@ deep inside, and nothing stays memory-mapped after loading.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -42,6 +44,17 @@ def safetensors_metadata(data: bytes, path: Path) -> dict[str, str]:
     return header.get("__metadata__") or {}
 
 
+def tensors_digest(tensors: Mapping[str, torch.Tensor], text: str = "") -> str:
+    """SHA-256 of ``text`` and of every tensor's name, dtype, shape and bytes, in name order: what a
+    saved file records about itself, so that a flipped byte anywhere in its data is found on load."""
+    h = hashlib.sha256(text.encode())
+    for name in sorted(tensors):
+        t = tensors[name].detach().cpu().contiguous()
+        h.update(json.dumps([name, str(t.dtype), list(t.shape)]).encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
 def read_json(path: str | Path) -> dict:
     """The JSON object in the file ``path``; ``ValueError`` naming ``path`` when it is not one."""
     return json_record(Path(path).read_bytes(), Path(path))
@@ -52,4 +65,5 @@ def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
     return safetensors_record(Path(path).read_bytes(), Path(path))
 
 
-__all__ = ["json_record", "safetensors_record", "safetensors_metadata", "read_json", "read_safetensors"]
+__all__ = ["json_record", "safetensors_record", "safetensors_metadata", "tensors_digest", "read_json",
+           "read_safetensors"]

@@ -257,7 +257,7 @@ def test_debug_shows_the_traceback(tmp_path):
 
 def test_internal_errors_are_one_line_with_status_1(monkeypatch, capsys):
     """An unexpected exception (here a multi-line ``RuntimeError``) is still one line; ``--debug`` re-raises it."""
-    def boom(ref):
+    def boom(ref, option):
         raise RuntimeError("Error(s) in loading state_dict:\n\tsize mismatch for w: [2] vs [3]")
 
     monkeypatch.setattr(cli, "_artifact", boom)

@@ -112,3 +112,25 @@ def test_tokenizer_round_trip_through_its_file(tmp_path, tokenizer):
     back = ByteLevelBPE.load(tmp_path / "tok.json")
     text = "Mixed CASE,   new 345 words"
     assert back.encode(text) == tokenizer.encode(text) and back.sha256() == tokenizer.sha256()
+
+
+def test_a_flipped_weight_byte_or_edited_config_of_a_saved_hf_checkpoint_is_refused(tmp_path):
+    save_hf(build_model(CFG, seed=0), tmp_path)
+    weights, config = tmp_path / "model.safetensors", tmp_path / "config.json"
+    good, text = weights.read_bytes(), config.read_text()
+    weights.write_bytes(good[:-5] + bytes([good[-5] ^ 0x01]) + good[-4:])  # inside the last tensor
+    with pytest.raises(ValueError, match="SHA-256 mismatch"):
+        load_hf(tmp_path)
+    weights.write_bytes(good)
+    config.write_text(text.replace('"rms_norm_eps": 1e-05', '"rms_norm_eps": 1e-06'))
+    with pytest.raises(ValueError, match="SHA-256 mismatch"):
+        load_hf(tmp_path)
+
+
+def test_a_flipped_state_byte_of_an_optimizer_file_is_refused(tmp_path):
+    model, opt = adam_after_one_step()
+    save_optimizer(opt, tmp_path / "opt.safetensors")
+    good = (tmp_path / "opt.safetensors").read_bytes()
+    (tmp_path / "opt.safetensors").write_bytes(good[:-3] + bytes([good[-3] ^ 0x01]) + good[-2:])
+    with pytest.raises(ValueError, match="opt.safetensors differs from what was saved"):
+        load_optimizer(torch.optim.Adam(model.parameters(), lr=1e-2), tmp_path / "opt.safetensors")

@@ -13,12 +13,15 @@ import torch
 from safetensors.torch import save
 
 from ftipbook.atomic import write_file_set
-from ftipbook.file_records import read_json, read_safetensors
+from ftipbook.file_records import read_json, safetensors_metadata, safetensors_record, tensors_digest
 
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM
 
 ARCHITECTURES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}
+#: Metadata key of the weights file written by :func:`save_hf`: the SHA-256 of the tensors and of
+#: ``config.json``, checked by :func:`load_hf` (checkpoints from elsewhere have none and load unchecked).
+DIGEST_KEY = "ftipbook.sha256"
 
 
 def config_from_hf(hf: dict) -> ModelConfig:
@@ -142,15 +145,25 @@ def state_dict_to_hf(model: DecoderLM) -> dict[str, torch.Tensor]:
     return {name: t.detach().contiguous().clone() for name, t in out.items()}
 
 
-def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
+def _read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    """The tensors of the checkpoint in ``path`` and the metadata of its single weights file (``{}``
+    for a sharded checkpoint)."""
     index = path / "model.safetensors.index.json"
     if index.exists():
         shards = sorted(set(read_json(index)["weight_map"].values()))
-        return {k: v for shard in shards for k, v in read_safetensors(path / shard).items()}
+        tensors = {}
+        for shard in shards:
+            tensors.update(safetensors_record((path / shard).read_bytes(), path / shard))
+        return tensors, {}
     single = path / "model.safetensors"
     if not single.exists():
         raise FileNotFoundError(f"{path} has neither model.safetensors nor model.safetensors.index.json")
-    return read_safetensors(single)
+    data = single.read_bytes()
+    return safetensors_record(data, single), safetensors_metadata(data, single)
+
+
+def _config_text(hf: dict) -> str:
+    return json.dumps(hf, sort_keys=True, separators=(",", ":"))
 
 
 def _checkpoint_dtype(hf: dict, tensors: dict[str, torch.Tensor], source: Path) -> torch.dtype:
@@ -176,8 +189,14 @@ def load_hf(
     """
     path = Path(path)
     hf = read_json(path / "config.json")
-    cfg = config_from_hf(hf)
-    tensors = _read_tensors(path)
+    try:
+        cfg = config_from_hf(hf)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{path / 'config.json'}: {err}") from None
+    tensors, meta = _read_tensors(path)
+    if DIGEST_KEY in meta and meta[DIGEST_KEY] != tensors_digest(tensors, _config_text(hf)):
+        raise ValueError(f"{path / 'model.safetensors'} or {path / 'config.json'} differs from what was saved "
+                         f"(SHA-256 mismatch against the weights file's {DIGEST_KEY!r} record); a file is damaged")
     model = DecoderLM(cfg)
     model.load_state_dict(state_dict_from_hf(tensors, cfg), strict=True)
     return model.to(device=device, dtype=dtype or _checkpoint_dtype(hf, tensors, path / "config.json"))
@@ -185,9 +204,12 @@ def load_hf(
 
 def save_hf(model: DecoderLM, path: str | Path, model_type: str = "llama") -> None:
     """Write ``model`` as a ``model_type`` checkpoint: ``config.json`` and ``model.safetensors``,
-    replaced together (:func:`ftipbook.atomic.write_file_set`, ``config.json`` last)."""
+    replaced together (:func:`ftipbook.atomic.write_file_set`, ``config.json`` last). The weights
+    file's metadata records the SHA-256 of both (:data:`DIGEST_KEY`); ``transformers`` ignores it."""
     path = Path(path)
     hf = config_to_hf(model.cfg, model_type)
     hf["torch_dtype"] = str(next(model.parameters()).dtype).removeprefix("torch.")
-    write_file_set(path, {"model.safetensors": save(state_dict_to_hf(model), metadata={"format": "pt"}),
+    tensors = state_dict_to_hf(model)
+    meta = {"format": "pt", DIGEST_KEY: tensors_digest(tensors, _config_text(hf))}
+    write_file_set(path, {"model.safetensors": save(tensors, metadata=meta),
                           "config.json": (json.dumps(hf, indent=2) + "\n").encode()})

@@ -17,10 +17,11 @@ from typing import Any
 import torch
 from safetensors.torch import save
 
-from ftipbook.file_records import safetensors_metadata, safetensors_record
+from ftipbook.file_records import safetensors_metadata, safetensors_record, tensors_digest
 from ftipbook.atomic import write_bytes
 
 _META_KEY = "ftipbook.optimizer_state"
+_DIGEST_KEY = "ftipbook.sha256"  # of the state's structure and tensors, checked on load
 
 
 def _encode(value: Any, key: str, tensors: dict[str, torch.Tensor]) -> Any:
@@ -53,8 +54,8 @@ def _decode(value: Any, tensors: dict[str, torch.Tensor]) -> Any:
 def optimizer_bytes(optimizer: torch.optim.Optimizer) -> bytes:
     """``optimizer.state_dict()`` as safetensors bytes (non-tensor parts in the JSON metadata)."""
     tensors: dict[str, torch.Tensor] = {}
-    structure = _encode(optimizer.state_dict(), "s", tensors)
-    return save(tensors, metadata={_META_KEY: json.dumps(structure)})
+    structure = json.dumps(_encode(optimizer.state_dict(), "s", tensors))
+    return save(tensors, metadata={_META_KEY: structure, _DIGEST_KEY: tensors_digest(tensors, structure)})
 
 
 def load_optimizer_bytes(optimizer: torch.optim.Optimizer, data: bytes, path: str | Path) -> None:
@@ -63,7 +64,14 @@ def load_optimizer_bytes(optimizer: torch.optim.Optimizer, data: bytes, path: st
     meta = safetensors_metadata(data, path)
     if _META_KEY not in meta:
         raise ValueError(f"{path} is not an ftipbook optimizer checkpoint (no {_META_KEY!r} metadata)")
-    optimizer.load_state_dict(_decode(json.loads(meta[_META_KEY]), safetensors_record(data, path)))
+    tensors = safetensors_record(data, path)
+    if _DIGEST_KEY in meta and meta[_DIGEST_KEY] != tensors_digest(tensors, meta[_META_KEY]):  # older files: none
+        raise ValueError(f"{path} differs from what was saved (SHA-256 mismatch); the file is damaged")
+    try:
+        structure = json.loads(meta[_META_KEY])
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} holds unreadable optimizer metadata ({err}); the file is damaged") from None
+    optimizer.load_state_dict(_decode(structure, tensors))
 
 
 def save_optimizer(optimizer: torch.optim.Optimizer, path: str | Path) -> None:

@@ -1,5 +1,6 @@
 """Hugging Face Llama / Qwen2 checkpoints: load into DecoderLM, save back, logits agree to 1e-5."""
 import pytest
+import safetensors.torch
 import torch
 
 from ftipbook.model import build_model, load_hf, save_hf
@@ -86,5 +87,9 @@ def test_load_hf_keeps_the_checkpoint_dtype_unless_asked(tmp_path, make_cfg):
     assert {p.dtype for p in load_hf(tmp_path, dtype=torch.float32).parameters()} == {torch.float32}
     config = tmp_path / "config.json"
     config.write_text(config.read_text().replace('"bfloat16"', '"int8"'))
+    with pytest.raises(ValueError, match=r"config.json differs from what was saved \(SHA-256 mismatch"):
+        load_hf(tmp_path)  # the weights file records the hash of the config it was saved with
+    weights = tmp_path / "model.safetensors"  # as a checkpoint from elsewhere, without that record
+    weights.write_bytes(safetensors.torch.save(safetensors.torch.load(weights.read_bytes()), metadata={"format": "pt"}))
     with pytest.raises(ValueError, match=r"config.json: torch_dtype='int8' is not a floating-point"):
         load_hf(tmp_path)
