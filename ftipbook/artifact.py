@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from safetensors.torch import save
 
-from ftipbook.atomic import file_sets, write_file_set
+from ftipbook.atomic import read_file_set, write_file_set
 from ftipbook.file_records import json_record, safetensors_metadata, safetensors_record
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM
@@ -337,14 +337,4 @@ def load_artifact(directory: str | Path) -> ModelArtifact:
 
     If a save into ``directory`` was killed halfway, the previous artifact is loaded.
     """
-    directory = Path(directory)
-    current, *previous = file_sets(directory, (WEIGHTS_FILE, META_FILE))
-    try:
-        return artifact_from_files(current, directory)
-    except (ValueError, FileNotFoundError) as err:
-        if not previous:
-            raise
-        try:
-            return artifact_from_files(previous[0], directory)
-        except (ValueError, FileNotFoundError):
-            raise err from None
+    return read_file_set(directory, (WEIGHTS_FILE, META_FILE), artifact_from_files)

@@ -18,8 +18,11 @@ import contextlib
 import hashlib
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 PARTIAL, PREVIOUS = ".partial", ".previous"
 
@@ -128,3 +131,21 @@ def file_sets(directory: str | Path, names: tuple[str, ...]) -> list[dict[str, b
     if all(p.is_file() for p in previous):
         return [current, {n: p.read_bytes() for n, p in zip(names, previous)}]
     return [current]
+
+def read_file_set(directory: str | Path, names: tuple[str, ...],
+                  parse: Callable[[dict[str, bytes | Path], Path], T]) -> T:
+    """``parse(files, directory)`` of the current file set ``names``; when that raises ``ValueError`` or
+    ``FileNotFoundError`` and a write was interrupted, ``parse`` of the previous set, and if that fails
+    too, the current set's error."""
+    directory = Path(directory)
+    current, *previous = file_sets(directory, names)
+    try:
+        return parse(current, directory)
+    except (ValueError, FileNotFoundError) as err:
+        if not previous:
+            raise
+        try:
+            return parse(previous[0], directory)
+        except (ValueError, FileNotFoundError):
+            raise err from None
+

@@ -26,7 +26,7 @@ from safetensors.torch import save
 
 from ftipbook.artifact import (META_FILE, WEIGHTS_FILE, ModelArtifact, Provenance, artifact_files,
                                artifact_from_files, versions)
-from ftipbook.atomic import file_sets, sha256, write_file_set
+from ftipbook.atomic import file_sets, read_file_set, sha256, write_file_set
 from ftipbook.file_records import json_record, safetensors_record
 from ftipbook.optim.checkpoint import load_optimizer_bytes, optimizer_bytes
 from ftipbook.train.loop import TrainRun
@@ -148,17 +148,7 @@ def _verified(files: dict[str, bytes | Path], path: Path) -> dict[str, bytes]:
 def read_training_checkpoint(path: str | Path) -> dict[str, bytes]:
     """The bytes of every file of the checkpoint at ``path``, verified against its manifest (if a write
     into ``path`` was killed halfway, the previous checkpoint there)."""
-    path = Path(path)
-    current, *previous = file_sets(path, (*FILES, MANIFEST_FILE))
-    try:
-        return _verified(current, path)
-    except (ValueError, FileNotFoundError) as err:
-        if not previous:
-            raise
-        try:
-            return _verified(previous[0], path)
-        except (ValueError, FileNotFoundError):
-            raise err from None
+    return read_file_set(path, (*FILES, MANIFEST_FILE), _verified)
 
 
 class LatestCheckpoint(NamedTuple):
