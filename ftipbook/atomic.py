@@ -20,9 +20,7 @@ import os
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar
-
-T = TypeVar("T")
+from typing import Any
 
 PARTIAL, PREVIOUS = ".partial", ".previous"
 
@@ -133,7 +131,7 @@ def file_sets(directory: str | Path, names: tuple[str, ...]) -> list[dict[str, b
     return [current]
 
 def read_file_set(directory: str | Path, names: tuple[str, ...],
-                  parse: Callable[[dict[str, bytes | Path], Path], T]) -> T:
+                  parse: Callable[[dict[str, bytes | Path], Path], Any]) -> Any:
     """``parse(files, directory)`` of the current file set ``names``; when that raises ``ValueError`` or
     ``FileNotFoundError`` and a write was interrupted, ``parse`` of the previous set, and if that fails
     too, the current set's error."""

@@ -126,7 +126,10 @@ def _modadd_split() -> tuple[list[Document], list[Document]]:
     return docs[:cut], docs[cut:]
 
 
-def _sft_documents(recipe: str) -> list[Document]:
+def sft_documents(recipe: str) -> list[Document]:
+    """The fine-tuning documents of the data recipe ``recipe`` (``sft-elicit``, ``sft-acquire``,
+    ``sft-memorize`` or ``modadd``), exactly as the zoo's runs train on them: what a procedure
+    touched, for the transfer checks of ftip-0007 and ftip-0008."""
     if recipe == "sft-elicit":
         return Excluding(ArithmeticSource(digits=2), benchmark("add2-eval")).documents(SFT_DOCS, SFT_SEED)
     if recipe == "sft-acquire":
@@ -136,7 +139,7 @@ def _sft_documents(recipe: str) -> list[Document]:
         return list(benchmark("add3-heldout").items)
     if recipe == "modadd":
         return _modadd_split()[0]
-    raise ValueError(f"unknown data recipe {recipe!r}")
+    raise ValueError(f"recipe={recipe!r} is not a data recipe; allowed: sft-elicit, sft-acquire, sft-memorize, modadd")
 
 
 # --- the runs --------------------------------------------------------------------------------------
@@ -296,7 +299,7 @@ def _data_record(run: ZooRun, tok: ByteLevelBPE) -> dict:
     elif run.data == "modadd":
         record.update(modulus=MODADD_MODULUS, train_fraction=MODADD_TRAIN_FRACTION, split_seed=SFT_SEED)
     else:
-        record.update(documents=len(_sft_documents(run.data)), seed=SFT_SEED, answers_only=True)
+        record.update(documents=len(sft_documents(run.data)), seed=SFT_SEED, answers_only=True)
         if run.data == "sft-memorize":
             record["excluded_benchmarks"] = ["add2-eval", "add3-fresh"]
             record["trained_on_benchmark"] = "add3-heldout"
@@ -315,7 +318,7 @@ def _trainer(run: ZooRun, model: DecoderLM, tok: ByteLevelBPE) -> Trainer:
     if run.data == "pretrain":
         stream = batch_stream(pretraining_documents(), tok, run.train, run.randomness)
     else:
-        stream = batch_stream(_sft_documents(run.data), tok, run.train, run.randomness, answers_only=True, split=False)
+        stream = batch_stream(sft_documents(run.data), tok, run.train, run.randomness, answers_only=True, split=False)
     return Trainer(model, build_optimizer(model, run.train), stream, run.train, randomness=run.randomness,
                    tokenizer=tok, data=_data_record(run, tok))
 

@@ -84,7 +84,7 @@ def test_benchmarks_are_protected():
     corpus = {d.text for d in zoo.pretraining_documents()}
     assert not corpus & (held | fresh | add2)
     for recipe in ("sft-elicit", "sft-acquire"):
-        assert not {d.text for d in zoo._sft_documents(recipe)} & (held | fresh | add2)
+        assert not {d.text for d in zoo.sft_documents(recipe)} & (held | fresh | add2)
     with pytest.raises(ValueError, match="unknown benchmark"):
         zoo.benchmark("mmlu")
 

@@ -18,6 +18,7 @@ from ftipbook.model.accounting import (
 from ftipbook.model.attention import MultiHeadAttention, sdpa_reference
 from ftipbook.model.block import DecoderBlock, mixer_class
 from ftipbook.model.cache import HybridCache, KVCache
+from ftipbook.model.candidates import candidate_seed, sample_candidates
 from ftipbook.model.config import ModelConfig, parse_pattern
 from ftipbook.model.ffn import FeedForward, MoEFeedForward, Routing, TopKRouter, load_balancing_loss, top_k_experts
 from ftipbook.model.generate import (
@@ -56,6 +57,7 @@ __all__ = [
     "KVCache", "HybridCache",
     "DecoderBlock", "mixer_class", "DecoderLM", "build_model", "compile_model", "linear_cross_entropy",
     "generate", "stream_generate", "Generation", "StopReason", "sampling_law",
+    "sample_candidates", "candidate_seed",
     "sequence_logprob", "continuation_logprobs",
     "param_count", "active_param_count", "measured_param_count", "flops_per_token", "cache_bytes",
     "kv_bytes_per_token",

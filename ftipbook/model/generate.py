@@ -86,6 +86,8 @@ def sampling_law(
         shifted = ((logits.double() - logits.amax(dim=-1, keepdim=True).double()) / temperature).float()
         scaled = torch.where(broken, shifted, scaled)
     probs = torch.softmax(scaled, dim=-1)
+    if top_k is None and top_p is None:  # nothing is cut: the ranking below would keep every id
+        return probs / probs.sum(dim=-1, keepdim=True)
     order = torch.sort(probs, dim=-1, descending=True, stable=True).indices
     ranked = probs.gather(-1, order)
     keep = torch.ones_like(ranked, dtype=torch.bool)
