@@ -1,4 +1,4 @@
-"""Cost vectors with units, declared scalarizations and Pareto dominance (ftip-00JQ, ftip-00L9).
+"""Cost vectors with units, declared scalarizations, order flips and Pareto dominance (ftip-00JQ, 00JT, 00L9).
 
 Definition ftip-00JQ keeps the costs of a system apart, as a vector ``c`` of named coordinates
 (training FLOPs, inference FLOPs, wall time, memory, energy, ...), each with its unit. A scalar
@@ -6,6 +6,9 @@ cost ``C = w . c`` is a *declared* study choice with nonnegative weights, not a 
 system. Definition ftip-00L9 adds that coordinates nobody measured are marked unknown, never
 silently zero: a scalarization that puts positive weight on an unknown coordinate returns
 :data:`UNKNOWN`, not a number.
+
+Example ftip-00JT adds that the scalar order of two systems depends on the declared weights:
+:func:`order_flip_weights` solves for the nonnegative weights at which it flips.
 
 Conventions: costs lie in ``[0, +inf]`` (``+inf`` means infeasible, as in ftip-00JJ); a zero
 weight ignores its coordinate entirely (so ``0 * inf`` and ``0 * UNKNOWN`` never arise).
@@ -199,6 +202,75 @@ class Scalarization:
         if unknown:
             return Unknown(f"positive weight on unknown coordinate(s) {', '.join(unknown)}")
         return total
+
+
+@dataclass(frozen=True)
+class OrderFlip:
+    """Where the scalar order of two cost vectors flips, over nonnegative weights (ftip-00JQ, 00JT).
+
+    ``difference`` holds ``d_i = a_i - b_i`` on the reference scalarization's coordinates, so under
+    weights ``w`` system ``a`` is cheaper when ``w . d < 0``, ``b`` when ``w . d > 0``, and they tie
+    on the hyperplane ``w . d = 0``. ``reference_order`` is ``"a"``, ``"b"`` or ``"tie"`` under
+    ``reference``. ``thresholds[i]`` is the weight on coordinate ``i`` (the others kept as in
+    ``reference``) at which the two scalar costs are equal, or ``None`` when no nonnegative weight
+    on ``i`` makes them equal (``d_i = 0``, or the equal point would need a negative weight).
+    ``flips`` says whether some nonnegative weights give the strict order opposite to the
+    reference's (for a tied reference: whether both strict orders occur), which happens exactly
+    when ``d`` has coordinates of both signs, that is when neither vector Pareto-dominates.
+    """
+
+    reference: Scalarization
+    difference: Mapping[str, float]
+    reference_order: str
+    thresholds: Mapping[str, float | None]
+    flips: bool
+
+    def with_weight(self, coordinate: str, weight: float) -> Scalarization:
+        """The reference scalarization with the weight of ``coordinate`` replaced by ``weight``."""
+        if coordinate not in self.reference.weights:
+            raise KeyError(f"no coordinate {coordinate!r}; the reference weights {list(self.reference.weights)}")
+        return Scalarization({**self.reference.weights, coordinate: weight}, self.reference.units,
+                             self.reference.scalar_unit)
+
+
+def _order(x: float) -> str:
+    return "a" if x < 0 else "b" if x > 0 else "tie"
+
+
+def order_flip_weights(a: CostVector, b: CostVector, reference: Scalarization) -> OrderFlip:
+    """Solve for the nonnegative weights under which the scalar order of ``a`` and ``b`` flips (ftip-00JT).
+
+    ``reference`` is the declared :class:`Scalarization` (it already refuses negative weights);
+    both vectors must carry its coordinates in its units (``ValueError`` naming the coordinate
+    otherwise) and every one of those coordinates must be measured: the order under weights that
+    load an unknown coordinate is unknown, so an unknown coordinate is refused by name. The
+    threshold weight on coordinate ``i`` solves ``w . d = 0`` with the other weights fixed:
+    ``w_i = reference_i - (reference . d) / d_i``.
+    """
+    if not isinstance(reference, Scalarization):
+        raise TypeError(f"reference must be a Scalarization, got {type(reference).__name__}")
+    for name, vector in (("a", a), ("b", b)):
+        if not isinstance(vector, CostVector):
+            raise TypeError(f"{name} must be a CostVector, got {type(vector).__name__}")
+        reference(vector)  # refuses missing coordinates and unit mismatches by name
+        unknown = [n for n in reference.weights if isinstance(vector[n], Unknown)]
+        if unknown:
+            raise ValueError(f"{name} has unknown coordinate(s) {unknown}: the order under weights on them is "
+                             f"unknown; measure them or drop them from the scalarization")
+        infinite = [n for n in reference.weights if math.isinf(vector[n])]
+        if infinite:
+            raise ValueError(f"{name} has infinite coordinate(s) {infinite}: an infeasible cost has no finite "
+                             f"scalar order to flip")
+    d = {n: a[n] - b[n] for n in reference.weights}
+    total = sum(reference.weights[n] * x for n, x in d.items())
+    thresholds = {}
+    for n, x in d.items():
+        w = reference.weights[n] - total / x if x != 0 else None
+        thresholds[n] = w if w is not None and w >= 0 else None
+    order = _order(total)
+    signs = {_order(x) for x in d.values()} - {"tie"}
+    flips = len(signs) == 2 if order == "tie" else ({"a", "b"} - {order}) <= signs
+    return OrderFlip(reference, MappingProxyType(d), order, MappingProxyType(thresholds), flips)
 
 
 def pareto_dominates(a: CostVector, b: CostVector) -> bool | Unknown:

@@ -1,6 +1,6 @@
-"""Quality targets, measured costs, cost ratios and the frontier value (ftip-00JJ, 00KX, 00L0, 00L2).
+"""Quality targets, measured costs, cost ratios, the frontier value and its inverse (ftip-00JJ, 00JP, 00KX, 00L0, 00L2).
 
-Three ideas from the note, each with its own object:
+Four ideas from the note, each with its own object:
 
 * the *frontier value* ``V_A(C) = sup {J(eta) : eta in I_A, c(eta) <= C}`` over a declared set of
   interventions, with the extended-real conventions of ftip-00JJ: the empty feasible set has
@@ -10,7 +10,11 @@ Three ideas from the note, each with its own object:
   under one protocol, or an explicit "not reached" (ftip-00KX, :func:`smallest_cost_reaching`);
 * the *measured iso-quality cost ratio* ``c_K(q) / c_T(q)``, defined only for
   ``0 <= c_K < inf`` and ``0 < c_T < inf`` and :class:`Undefined` otherwise (ftip-00L0,
-  :func:`measured_cost_ratio`).
+  :func:`measured_cost_ratio`);
+* the *inverse cost* ``C_A(q) = inf {C >= 0 : V_A(C) >= q}`` in ``[0, +inf]`` with whether the
+  infimum is attained (ftip-00JP, :func:`inverse_cost`), and the *iso-quality ratio*
+  ``C_A(q) / C_B(q)`` of two declared frontiers, defined only for ``0 <= C_A < inf`` and
+  ``0 < C_B < inf`` (:func:`iso_quality_ratio`).
 
 A throughput or cache ratio (for example a published decoding speedup) is not a measured cost
 at a quality target: these functions refuse such objects with ``TypeError`` rather than
@@ -250,6 +254,31 @@ class InterventionFamily:
 
 
 @dataclass(frozen=True)
+class CostInfimumFamily:
+    """A declared infinite family of interventions, all scoring ``score``, whose costs decrease to ``cost`` (ftip-00JP).
+
+    Every member costs strictly more than ``cost`` and, for every ``C > cost``, some member costs at
+    most ``C``: the note's ``eta_n`` with score 1 and cost ``1/n`` is
+    ``CostInfimumFamily("eta_n", cost=0.0, score=1.0)``. A budget ``C`` affords a member exactly
+    when ``C > cost``, so the infimum of the costs is never attained (declare an attaining member
+    as an :class:`Intervention`). Like :class:`InterventionFamily`, the infimum is declared, not
+    computed: it is a mathematical fact about the family that a finite list cannot show.
+    """
+
+    name: str
+    cost: float
+    score: float
+
+    def __post_init__(self) -> None:
+        cost = _intervention_cost(self.name, self.cost)
+        if math.isinf(cost):
+            raise ValueError(f"cost={cost!r} of {self.name!r}: a cost infimum of +inf is an infeasible family; "
+                             f"declare no family instead")
+        object.__setattr__(self, "cost", cost)
+        object.__setattr__(self, "score", _real("score", self.score))
+
+
+@dataclass(frozen=True)
 class FrontierValue:
     """``V_A(C)`` in the extended reals, whether some feasible intervention attains it, and which."""
 
@@ -260,11 +289,16 @@ class FrontierValue:
     n_feasible: int
 
 
-def frontier_value(interventions: Sequence[Intervention | InterventionFamily], budget: float) -> FrontierValue:
+#: What a declared intervention set may hold.
+Declared = Intervention | InterventionFamily | CostInfimumFamily
+
+
+def frontier_value(interventions: Sequence[Declared], budget: float) -> FrontierValue:
     """``V_A(C) = sup {J(eta): c(eta) <= C}`` over a declared intervention set (ftip-00JJ).
 
     ``budget`` is a finite ``C >= 0``. Conventions: no feasible intervention gives ``-inf``; a
     feasible unbounded family gives ``+inf``; interventions of infinite cost are never feasible;
+    a :class:`CostInfimumFamily` is feasible only at budgets strictly above its cost infimum;
     ``attained`` says whether a feasible intervention (or an attaining family) has score equal
     to the supremum, and ``witness`` names the first one.
     """
@@ -272,14 +306,131 @@ def frontier_value(interventions: Sequence[Intervention | InterventionFamily], b
     if c < 0:
         raise ValueError(f"budget={c!r} must be >= 0")
     for eta in interventions:
-        if not isinstance(eta, (Intervention, InterventionFamily)):
-            raise TypeError(f"interventions must be Intervention or InterventionFamily, got {type(eta).__name__}")
+        if not isinstance(eta, (Intervention, InterventionFamily, CostInfimumFamily)):
+            raise TypeError(f"interventions must be Intervention, InterventionFamily or CostInfimumFamily, "
+                            f"got {type(eta).__name__}")
     feasible = [eta for eta in interventions if eta.cost <= c]
+    feasible = [eta for eta in feasible if not (isinstance(eta, CostInfimumFamily) and eta.cost == c)]
     if not feasible:
         return FrontierValue(c, -math.inf, False, None, 0)
-    scores = [eta.score if isinstance(eta, Intervention) else eta.sup_score for eta in feasible]
+    scores = [eta.sup_score if isinstance(eta, InterventionFamily) else eta.score for eta in feasible]
     value = max(scores)
     for eta, s in zip(feasible, scores):
-        if s == value and (isinstance(eta, Intervention) or eta.attained):
+        if s == value and (not isinstance(eta, InterventionFamily) or eta.attained):
             return FrontierValue(c, value, True, eta.name, len(feasible))
     return FrontierValue(c, value, False, None, len(feasible))
+
+
+# ----------------------------------------------------------------------------------------------
+# the inverse cost and the iso-quality ratio (ftip-00JP)
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class InverseCost:
+    """``C_A(q) = inf {C >= 0 : V_A(C) >= q}`` in ``[0, +inf]`` (ftip-00JP), with how it is reached.
+
+    ``attained`` says whether ``V_A(value) >= q`` (the infimum over budgets is a minimum); it is
+    ``False`` when ``value = +inf`` (no budget reaches ``q``). ``witness`` names a declared
+    intervention that scores at least ``q`` at cost at most ``value``, or is ``None``: a budget can
+    reach ``q`` through an unattained supremum without any intervention that scores ``q``.
+    """
+
+    q: float
+    value: float
+    attained: bool
+    witness: str | None
+
+
+def _reaches(eta: Declared, q: float) -> bool:
+    """Whether some member of ``eta`` scores at least ``q``."""
+    if isinstance(eta, InterventionFamily):
+        return eta.sup_score > q or (eta.sup_score == q and eta.attained)
+    return eta.score >= q
+
+
+def inverse_cost(interventions: Sequence[Declared], q: float) -> InverseCost:
+    """The inverse cost ``C_A(q) = inf {C >= 0 : V_A(C) >= q}`` of a declared intervention set (ftip-00JP).
+
+    ``q`` is a finite real target and ``V_A`` is :func:`frontier_value`; the infimum of the empty
+    set is ``+inf``. ``V_A(C) >= q`` holds exactly when some feasible declared item has score (or
+    score supremum) at least ``q``, so ``C_A(q)`` is the smallest cost of such an item, unattained
+    when only :class:`CostInfimumFamily` declarations reach it. A threshold infimum, not an
+    executable minimum: see :class:`InverseCost` for the witness.
+    """
+    q = _real("q", q)
+    frontier_value(interventions, 0.0)  # validates the declared items
+    sups = [(eta, eta.sup_score if isinstance(eta, InterventionFamily) else eta.score) for eta in interventions]
+    costs = [eta.cost for eta, s in sups if s >= q and math.isfinite(eta.cost)]
+    if not costs:
+        return InverseCost(q, math.inf, False, None)
+    value = min(costs)
+    attained = frontier_value(interventions, value).value >= q
+    witness = next((eta.name for eta in interventions
+                    if not isinstance(eta, CostInfimumFamily) and eta.cost <= value and _reaches(eta, q)), None)
+    return InverseCost(q, value, attained, witness)
+
+
+@dataclass(frozen=True)
+class DeclaredFrontier:
+    """The frontier ``V_A`` of Definition ftip-00JJ with the labels a comparison must match (ftip-00JP).
+
+    ``system`` names the architecture, ``interventions`` its declared intervention set,
+    ``cost_unit`` the unit of the scalar cost (the accounting rule), ``interface`` the evaluation
+    interface and target definition, ``arm`` the comparison arm (common recipe, equal tuning, ...).
+    """
+
+    system: str
+    interventions: tuple[Declared, ...]
+    cost_unit: str
+    interface: str
+    arm: str
+
+    def __post_init__(self) -> None:
+        for name in ("system", "cost_unit", "interface", "arm"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ValueError(f"{name} must be a non-empty string, got {getattr(self, name)!r}")
+        object.__setattr__(self, "interventions", tuple(self.interventions))
+        frontier_value(self.interventions, 0.0)  # validates the declared items
+
+    def value(self, budget: float) -> FrontierValue:
+        """``V_A(budget)``, see :func:`frontier_value`."""
+        return frontier_value(self.interventions, budget)
+
+    def inverse_cost(self, q: float) -> InverseCost:
+        """``C_A(q)``, see :func:`inverse_cost`."""
+        return inverse_cost(self.interventions, q)
+
+
+@dataclass(frozen=True)
+class IsoQualityRatio:
+    """``rho_{A/B}(q) = C_A(q) / C_B(q)`` with the two inverse costs it came from (ftip-00JP)."""
+
+    value: float
+    q: float
+    numerator: InverseCost
+    denominator: InverseCost
+
+
+def iso_quality_ratio(a: DeclaredFrontier, b: DeclaredFrontier, q: float) -> IsoQualityRatio | Undefined:
+    """``rho_{A/B}(q) = C_A(q) / C_B(q)`` on ``0 <= C_A(q) < inf``, ``0 < C_B(q) < inf`` (ftip-00JP).
+
+    Both frontiers are read at the one target ``q``; they must share the cost unit, the
+    evaluation interface and the comparison arm (``ValueError`` naming the field otherwise).
+    Off the domain the answer is :class:`Undefined` with the reason; in particular two inverse
+    costs of zero (the note's family with score 1 at cost ``1/n``) give no ratio, not ``0/0``.
+    """
+    for name, f in (("a", a), ("b", b)):
+        if not isinstance(f, DeclaredFrontier):
+            raise TypeError(f"{name} must be a DeclaredFrontier, got {type(f).__name__}")
+    for field in ("cost_unit", "interface", "arm"):
+        if getattr(a, field) != getattr(b, field):
+            raise ValueError(f"the frontiers have different {field}s ({getattr(a, field)!r} vs {getattr(b, field)!r}); "
+                             f"an iso-quality ratio needs one target, interface, cost unit and arm (ftip-00JP)")
+    ca, cb = a.inverse_cost(q), b.inverse_cost(q)
+    if math.isinf(ca.value):
+        return Undefined(f"C_A(q) = +inf: {a.system} never reaches q={ca.q:g}, the numerator must be finite")
+    if math.isinf(cb.value):
+        return Undefined(f"C_B(q) = +inf: {b.system} never reaches q={cb.q:g}, the denominator must be finite")
+    if cb.value == 0:
+        what = "the putative ratio 0/0 is excluded" if ca.value == 0 else "the denominator must be positive"
+        return Undefined(f"C_B(q) = 0 for {b.system} at q={cb.q:g}: {what}")
+    return IsoQualityRatio(ca.value / cb.value, ca.q, ca, cb)
