@@ -437,7 +437,11 @@ def frontier_ordering(points: Mapping[str, Sequence[tuple[CostVector, float]]], 
 # crossing frontiers (ftip-00LP)
 # ----------------------------------------------------------------------------------------------
 def pointwise_order(curves: GridCurves, a: str, b: str, *, tolerance: float = 0.0) -> tuple[int, ...]:
-    """At each grid point: +1 if ``a`` scores higher than ``b`` by more than ``tolerance``, -1 if ``b`` does, 0 (a tie) otherwise (ftip-00LP)."""
+    """The order of ``a`` and ``b`` at each grid point (ftip-00LP).
+
+    +1 where ``a`` scores higher than ``b`` by more than ``tolerance``, -1 where ``b`` does, and 0
+    (a tie) otherwise.
+    """
     if not isinstance(curves, GridCurves):
         raise TypeError(f"curves must be GridCurves, got {type(curves).__name__}")
     if a == b:
