@@ -148,11 +148,12 @@ class NextTokenInterface(Record):
             if len(values) != self.vocab_size:
                 raise InterfaceMismatch(f"{where} the map returned {len(values)} values, not vocab_size={self.vocab_size}")
             if any(not math.isfinite(v) or v < 0 for v in values):
-                raise InterfaceMismatch(f"{where} the map returned a negative or non-finite entry: not a distribution")
+                raise InterfaceMismatch(f"{where} the map returned a negative or non-finite entry, so not a distribution")
             exact = all(isinstance(v, (int, Fraction)) for v in values)
             total = sum(values) if exact else math.fsum(values)
             if (total != 1) if exact else abs(total - 1) > atol:
-                raise InterfaceMismatch(f"{where} the map's outputs sum to {float(total)!r}, not 1: not a distribution")
+                raise InterfaceMismatch(f"{where} the map's outputs do not sum to 1, so not a distribution "
+                                        f"(sum {float(total)!r})")
         return calls
 
 
