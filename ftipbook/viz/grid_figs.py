@@ -44,7 +44,8 @@ def plot_bands(bands: Mapping[str, Band], *, target: float | None = None, logx: 
                ylabel: str = "score", ax: Axes | None = None, title: str | None = None) -> Axes:
     """Point estimates with their intervals at every grid point, one series per band (ftip-00LK).
 
-    All bands must share one grid; series are shifted sideways a little so the bars do not overlap.
+    The bands' grids must declare the same cost and unit; series are shifted sideways a little so
+    the bars do not overlap, and the x ticks mark the grid points when all bands share one grid.
     """
     if not bands:
         raise ValueError("bands must hold at least one Band")
@@ -52,16 +53,16 @@ def plot_bands(bands: Mapping[str, Band], *, target: float | None = None, logx: 
     ax = axes_or_new(ax, (5.4, 3.6))
     shifts = np.linspace(-0.04, 0.04, len(bands)) if len(bands) > 1 else [0.0]
     for i, ((name, band), shift) in enumerate(zip(bands.items(), shifts)):
-        if band.grid != grid:
-            raise ValueError(f"band {name!r} is on another grid")
-        xs = np.asarray(grid.points) * (10 ** shift if logx else 1.0)
+        if (band.grid.cost, band.grid.unit) != (grid.cost, grid.unit):
+            raise ValueError(f"band {name!r} is on a grid of another cost or unit")
+        xs = np.asarray(band.grid.points) * (10 ** shift if logx else 1.0)
         est = np.asarray(band.estimates)
         err = np.vstack([est - np.asarray(band.lows), np.asarray(band.highs) - est])
         ax.errorbar(xs, est, yerr=err, fmt="o-", color=PALETTE[i % len(PALETTE)], lw=1, ms=4, capsize=3,
                     label=name)
     if target is not None:
         ax.axhline(target, color=MUTED, lw=1, ls="--", label=f"target q = {target:g}")
-    _grid_axis(ax, grid, logx)
+    _grid_axis(ax, grid, logx, all(band.grid == grid for band in bands.values()))
     return finish_axes(ax, f"{grid.cost} ({grid.unit})", ylabel, title)
 
 
