@@ -263,9 +263,11 @@ class QuantizedRecurrence:
 
     def interface(self, levels: int | None = None) -> StateInterface:
         """This recurrence as a :class:`StateInterface`: identity map onto ``levels`` (default its own) toy
-        states, probed on one shortest prefix per reachable level, a one-int state, exact reference."""
+        states, probed on one shortest prefix per reachable level; the state is one level, stored in the fewest
+        whole bytes that hold ``levels - 1``; the reference is :meth:`exact_state`."""
+        level_bytes = max(1, ((self.levels - 1).bit_length() + 7) // 8)
         return StateInterface(f"{self.levels}-level quantized recurrence", self.state, self.output,
-                              lambda prefix: 8, self.exact_state, lambda h: h,
+                              lambda prefix: level_bytes, self.exact_state, lambda h: h,
                               self.levels if levels is None else levels, tuple(self.reachable().values()))
 
 
@@ -427,12 +429,26 @@ def pigeonhole_applicability(iface: StateInterface, task: Mapping[Prefix, Hashab
     if not isinstance(iface, StateInterface):
         raise TypeError(f"iface must be a StateInterface, got {type(iface).__name__}")
     examples = _task(task)
-    prefixes = list(dict.fromkeys(tuple(iface.probes) + tuple(examples)))
+    memo: list[list[Prefix]] = []
+
+    def refusal(p: Prefix) -> str | None:
+        try:
+            iface.output(p)
+        except (ValueError, TypeError) as err:
+            return str(err)
+        return None
+
+    def accepted() -> list[Prefix]:
+        """The probes and task prefixes the model accepts (a refused task prefix fails the task check)."""
+        if not memo:
+            memo.append([p for p in dict.fromkeys(tuple(iface.probes) + tuple(examples)) if refusal(p) is None])
+        return memo[0]
 
     def interface_map() -> tuple:
         if iface.reduction is None:
             return None, "no explicit map from the model's state onto K toy states is declared (no finite K)"
         image: dict[Hashable, tuple[Prefix, Hashable]] = {}
+        prefixes = accepted()
         for p in prefixes:
             z, y = iface.reduction(iface.state(p)), iface.output(p)
             if z in image and image[z][1] != y:
@@ -449,24 +465,24 @@ def pigeonhole_applicability(iface: StateInterface, task: Mapping[Prefix, Hashab
         if len(examples) < iface.levels + 1:
             return False, f"{len(examples)} prefixes; the toy needs K + 1 = {iface.levels + 1}"
         for p in examples:
-            try:
-                iface.output(p)
-            except (ValueError, TypeError) as err:
-                return False, f"the model refuses prefix {p!r}: {err}"
+            if refusal(p) is not None:
+                return False, f"the model refuses prefix {p!r}: {refusal(p)}"
         return True, f"{len(examples)} >= K + 1 prefixes, pairwise distinct labels, all accepted"
 
     def cost() -> tuple:
+        prefixes = accepted()
         sizes = {p: iface.state_size(p) for p in prefixes}
         if len(set(sizes.values())) > 1:
             lo, hi = min(sizes, key=sizes.get), max(sizes, key=sizes.get)
             return False, (f"the state grows with the prefix: {sizes[lo]} bytes after {len(lo)} symbols, "
                            f"{sizes[hi]} after {len(hi)}")
-        return True, f"{next(iter(sizes.values()))} bytes of state after each of {len(prefixes)} prefixes"
+        return True, f"{next(iter(sizes.values()))} byte(s) of state after each of {len(prefixes)} prefixes"
 
     def regime() -> tuple:
         if iface.reference_state is None:
             return None, "no recomputation in the toy's exact regime is declared"
         worst, where = 0.0, None
+        prefixes = accepted()
         for p in prefixes:
             same, diff = _same_state(iface.state(p), iface.reference_state(p))
             if not same and diff >= worst:
@@ -476,11 +492,11 @@ def pigeonhole_applicability(iface: StateInterface, task: Mapping[Prefix, Hashab
         return True, f"the state equals its exact recomputation on {len(prefixes)} prefixes"
 
     def protocol() -> tuple:
-        for p in examples:
+        for p in accepted():
             first, second = iface.output(p), iface.output(p)
             if first != second:
                 return False, f"two evaluations of {p!r} answer {first!r} and {second!r}: not one label per prefix"
-        return True, f"one deterministic label per prefix ({len(examples)} prefixes evaluated twice)"
+        return True, f"one deterministic label per prefix ({len(accepted())} prefixes evaluated twice)"
 
     return Applicability("pigeonhole obstruction (ftip-00JR)", iface.name,
                          {"interface map": interface_map, "task": task_check, "cost accounting": cost,
