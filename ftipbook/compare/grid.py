@@ -254,6 +254,9 @@ class Band:
         if len(self.estimates) != len(self.grid) or len(self.intervals) != len(self.grid):
             raise MissingGridPoint(f"a band needs one estimate and one interval per grid point ({len(self.grid)}), "
                                    f"got {len(self.estimates)} and {len(self.intervals)}")
+        object.__setattr__(self, "estimates",
+                           tuple(_real(f"estimates[{i}]", e) for i, e in enumerate(self.estimates)))
+        object.__setattr__(self, "intervals", tuple(self.intervals))
         for i, iv in enumerate(self.intervals):
             if not isinstance(iv, Interval) or not iv.low <= iv.high:
                 raise ValueError(f"intervals[{i}]={iv!r} must be an Interval with low <= high")
@@ -268,22 +271,29 @@ class Band:
         return tuple(iv.high for iv in self.intervals)
 
     def order(self) -> tuple[int, ...]:
-        """Read as a difference band ``a - b``: +1 where the interval lies above 0, -1 below, 0 where it covers 0."""
+        """The order this band resolves, read as a band of a difference ``a - b`` (ftip-00LP).
+
+        +1 where the interval lies above 0, -1 where it lies below, 0 where it contains 0.
+        """
         return tuple(1 if iv.low > 0 else -1 if iv.high < 0 else 0 for iv in self.intervals)
 
 
 def _per_point(grid: CostGrid, name: str, samples: Sequence[Sequence[float]]) -> list[np.ndarray]:
     if not isinstance(grid, CostGrid):
         raise TypeError(f"grid must be a CostGrid, got {type(grid).__name__}")
-    if isinstance(samples, (str, bytes)) or not isinstance(samples, Sequence) or len(samples) != len(grid):
-        n = len(samples) if isinstance(samples, Sequence) else type(samples).__name__
-        raise MissingGridPoint(f"{name} must hold one sample per grid point ({len(grid)}), got {n}")
+    if isinstance(samples, (str, bytes)) or not isinstance(samples, (Sequence, np.ndarray)):
+        raise TypeError(f"{name} must hold one sequence of scores per grid point, got {type(samples).__name__}")
+    if len(samples) != len(grid):
+        raise MissingGridPoint(f"{name} must hold one sample per grid point ({len(grid)}), got {len(samples)}")
     out = []
     for i, sample in enumerate(samples):
-        x = np.asarray(sample, dtype=np.float64)
+        try:
+            x = np.asarray(sample, dtype=np.float64)
+        except (TypeError, ValueError):
+            x = np.asarray([np.nan])
         if x.ndim != 1 or len(x) < 2 or not np.isfinite(x).all():
-            raise ValueError(f"{name}[{i}] (grid point {grid.points[i]:g}) must be at least 2 finite numbers, "
-                             f"got {sample!r}")
+            raise ValueError(f"{name}[{i}] (grid point {grid.points[i]:g}) must be a 1-D sequence of at least 2 "
+                             f"finite scores, got shape {x.shape} with {int((~np.isfinite(x)).sum())} non-finite")
         out.append(x)
     return out
 

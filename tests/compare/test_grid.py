@@ -176,6 +176,20 @@ def test_bands_refuse_bad_input():
             BandProcedure(**{"unit": "seed", **kw})
     with pytest.raises(ValueError, match="low <= high"):
         Band(GRID, (0,) * 4, (Interval(1, 0, 0.9, "x"),) * 4, "p")
+    with pytest.raises(ValueError, match=r"estimates\[2\]"):
+        Band(GRID, (0, 0, math.nan, 0), (Interval(0, 1, 0.9, "x"),) * 4, "p")
+    with pytest.raises(TypeError, match="one sequence of scores per grid point"):
+        bootstrap_band(GRID, "1234", PROC)
+    with pytest.raises(ValueError, match=r"samples\[0\].*shape \(2, 2\)"):
+        bootstrap_band(GRID, [[[1, 2], [3, 4]]] * 4, PROC)
+    with pytest.raises(ValueError, match=r"samples\[3\]"):
+        bootstrap_band(GRID, [[1, 2]] * 3 + [["a", "b"]], PROC)
+
+
+def test_bands_accept_a_2d_array_one_row_per_grid_point():
+    x = np.arange(12, dtype=float).reshape(4, 3)
+    band = bootstrap_band(GRID, x, PROC)
+    assert band.estimates == (1.0, 4.0, 7.0, 10.0)
 
 
 def test_procedure_fingerprint_changes_with_every_field():
