@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ftipbook.model.accounting import flops_per_token
+from ftipbook.model.accounting import cache_bytes, flops_per_token
 from ftipbook.model.config import ModelConfig
 
 
@@ -69,6 +69,30 @@ def training_flops(cfg: ModelConfig, tokens: int, context: int) -> float:
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
         raise ValueError(f"tokens={tokens!r} must be an int >= 0")
     return TRAIN_FORWARD_MULTIPLE * flops_per_token(cfg, context, "prefill") * tokens
+
+
+def checkpoint_cost_vector(record: Mapping, context: int) -> "CostVector":
+    """The cost vector of one trained checkpoint from its record (``ftipbook.zoo.verify(name)``) (ftip-00JQ, 00L9).
+
+    ``train_flops`` is :func:`training_flops` of the record's model over the tokens it was trained
+    on (``step x batch_size x seq_len``); ``inference_flops`` the decode FLOPs per token and
+    ``memory`` the cache bytes at ``context`` tokens; ``context_length`` is ``context``. Wall time
+    and energy were not measured for these records and are :data:`UNKNOWN`; the hardware is a
+    systems-record field, not a numeric coordinate.
+    """
+    if isinstance(context, bool) or not isinstance(context, int) or context < 1:
+        raise ValueError(f"context={context!r} must be an int >= 1")
+    missing = sorted({"model", "step", "train"} - set(record))
+    if missing:
+        raise ValueError(f"the record has no {missing}; pass a checkpoint record such as ftipbook.zoo.verify(name)")
+    cfg, train = ModelConfig(**record["model"]), record["train"]
+    tokens = record["step"] * train["batch_size"] * train["seq_len"]
+    return CostVector.standard(
+        train_flops=training_flops(cfg, tokens, train["seq_len"]),
+        inference_flops=flops_per_token(cfg, context, "decode"),
+        memory=cache_bytes(cfg, context),
+        context_length=context,
+    )
 
 
 def _check_cost(name: str, value: object) -> float | Unknown:
