@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from numbers import Real
 from types import MappingProxyType
 from typing import Any
 
@@ -410,6 +411,9 @@ def _same_state(a: Any, b: Any) -> tuple[bool, float]:
             return False, math.inf
         diff = float((x - y).abs().max()) if x.numel() else 0.0
         return diff == 0.0, diff
+    if isinstance(a, Real) and isinstance(b, Real):
+        diff = abs(Fraction(a) - Fraction(b))
+        return diff == 0, float(diff)
     return a == b, 0.0 if a == b else math.inf
 
 
@@ -474,7 +478,7 @@ def pigeonhole_applicability(iface: StateInterface, task: Mapping[Prefix, Hashab
         sizes = {p: iface.state_size(p) for p in prefixes}
         if len(set(sizes.values())) > 1:
             lo, hi = min(sizes, key=sizes.get), max(sizes, key=sizes.get)
-            return False, (f"the state grows with the prefix: {sizes[lo]} bytes after {len(lo)} symbols, "
+            return False, (f"the state grows with the prefix: {sizes[lo]} byte(s) after {len(lo)} symbol(s), "
                            f"{sizes[hi]} after {len(hi)}")
         return True, f"{next(iter(sizes.values()))} byte(s) of state after each of {len(prefixes)} prefixes"
 
@@ -488,7 +492,7 @@ def pigeonhole_applicability(iface: StateInterface, task: Mapping[Prefix, Hashab
             if not same and diff >= worst:
                 worst, where = diff, p
         if where is not None:
-            return False, f"the state after {where!r} differs from its exact recomputation by {worst:.1e}"
+            return False, f"the state after {where!r} differs from its exact recomputation by {worst:.0e}"
         return True, f"the state equals its exact recomputation on {len(prefixes)} prefixes"
 
     def protocol() -> tuple:
