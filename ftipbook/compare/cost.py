@@ -291,10 +291,9 @@ def order_flip_weights(a: CostVector, b: CostVector, reference: Scalarization) -
     for n, x in d.items():
         w = reference.weights[n] - total / x if x != 0 else None
         thresholds[n] = w if w is not None and w >= 0 else None
-    order = _order(total)
     signs = {_order(x) for x in d.values()} - {"tie"}
-    flips = len(signs) == 2 if order == "tie" else ({"a", "b"} - {order}) <= signs
-    return OrderFlip(reference, MappingProxyType(d), order, MappingProxyType(thresholds), flips)
+    flips = len(signs) == 2  # some coordinate favours each system
+    return OrderFlip(reference, MappingProxyType(d), _order(total), MappingProxyType(thresholds), flips)
 
 
 def pareto_dominates(a: CostVector, b: CostVector) -> bool | Unknown:
