@@ -534,11 +534,18 @@ class ModelInstanceRecord(Record):
         artifact = ModelArtifact.from_model(model, tokenizer)
         budget = (f"batch {systems.batch}, prompt {systems.prompt_length} + {systems.new_tokens} new tokens, "
                   f"{systems.decoding}, warm-up {systems.warmup}, concurrency {systems.concurrency}")
-        return cls(name, describe_variant(model.cfg), f"sha256:{artifact.runtime_hash()}", measured_param_count(model),
+        return cls(name, describe_architecture(model.cfg), f"sha256:{artifact.runtime_hash()}", measured_param_count(model),
                    f"{training.data}; {training.token_order}", training.data_volume, training.update_count,
                    post_training, f"{setting}; schedule {training.schedule}", systems.precision, systems.hardware,
                    systems.software, systems.kernel, systems.cache_policy, budget, train_cost, inference_cost,
                    task_suite, evaluation_law, eval_seed)
+
+
+def describe_architecture(cfg: Any) -> str:
+    """The architecture field of a ``ModelConfig``: the variant label of
+    :func:`~ftipbook.compare.records.describe_variant` plus the depth reuse it omits (``n_loops``)."""
+    variant = describe_variant(cfg)
+    return variant if cfg.n_loops == 1 else f"{variant}, block stack applied {cfg.n_loops} times"
 
 
 def _instance_fields() -> tuple[str, ...]:
@@ -693,6 +700,6 @@ class ComparisonUnit:
 __all__ = [
     "DISTRIBUTION", "MissingField", "InterfaceMismatch", "NextTokenInterface", "ModelRecord", "describe_map",
     "ArchitectureRecord", "require_architecture", "StateEntry", "OptimizerRecord", "RefinedRecord",
-    "ARCHITECTURE_FIELDS", "OUTCOME_FIELDS", "ModelInstanceRecord", "Attribution", "attribution", "Comparability",
+    "ARCHITECTURE_FIELDS", "OUTCOME_FIELDS", "describe_architecture", "ModelInstanceRecord", "Attribution", "attribution", "Comparability",
     "comparable", "ComparisonUnit",
 ]
