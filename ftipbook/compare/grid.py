@@ -229,10 +229,12 @@ class BandProcedure:
             raise ValueError(f"seed={self.seed!r} must be an int >= 0")
 
     def describe(self) -> str:
+        """The procedure in words, ending with the first 12 hex digits of its fingerprint."""
         return (f"percentile bootstrap of the mean over {self.unit}s, {self.n_boot} resamples, "
-                f"level {self.level:g}, seed {self.seed}")
+                f"level {self.level:g}, seed {self.seed} (procedure {self.fingerprint()[:12]})")
 
     def fingerprint(self) -> str:
+        """SHA-256 (hex) of the declared fields, to be recorded before any score is read."""
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()
 
 

@@ -135,6 +135,7 @@ def test_bootstrap_band_matches_a_hand_rolled_bootstrap():
         assert (iv.low, iv.high) == tuple(hand_bootstrap(x, 500, 0.9, 3))
         assert iv.level == 0.9
     assert "evaluation documents, 500 resamples, level 0.9, seed 3" in band.procedure
+    assert band.procedure.endswith(f"(procedure {PROC.fingerprint()[:12]})")
     assert band.lows == tuple(iv.low for iv in band.intervals)
 
 
