@@ -101,7 +101,7 @@ class ReachedPoint:
 
     @property
     def name(self) -> str:
-        return f"init {self.init}, {self.horizon} steps"
+        return f"init {self.init}, h={self.horizon}"
 
 
 @dataclass(frozen=True)
