@@ -23,7 +23,7 @@ recorded and does not change the result.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -126,4 +126,33 @@ class ToyResponseSurface:
                        {**dict(recipe), "seed": seed})
 
 
-__all__ = ["PARAMETERS", "RECIPE_DEFAULTS", "ToyResponseSurface"]
+def member_recipe(log2_lr: float, steps: int, samples: int = 1) -> dict[str, Any]:
+    """A recipe the surface reads, with its training, post-training and inference procedures named in words,
+    as an allowed class of :mod:`ftipbook.compare.restricted` requires (ftip-00JX)."""
+    return {"training": f"lr 2^{log2_lr:g} for {steps} steps", "post_training": "none",
+            "inference": "greedy" if samples == 1 else f"best of {samples} draws",
+            "log2_lr": log2_lr, "steps": steps, "samples": samples}
+
+
+def recipe_grid(log2_lrs: Sequence[float], steps: Sequence[int], samples: Sequence[int] = (1,)
+                ) -> dict[str, dict[str, Any]]:
+    """Every :func:`member_recipe` of the grid, named ``lr<log2_lr>/s<steps>/k<samples>``, in grid order."""
+    return {f"lr{lr:g}/s{st}/k{k}": member_recipe(lr, st, k) for lr in log2_lrs for st in steps for k in samples}
+
+
+def example_surface() -> ToyResponseSurface:
+    """The two invented packages ``"A"`` and ``"B"`` the comparison chapters share (ftip-00JO, 00JX, 00LV).
+
+    A answers best at learning rate ``2^-8``, B at ``2^-6`` with a higher ceiling and a flatter
+    curve; A gains more from inference draws; B's training step costs three quarters of A's. Three
+    evaluation items with offsets ``(1/4, -1/8, -1/8)``.
+    """
+    return ToyResponseSurface({
+        "A": {"ceiling": 1.0, "best_log2_lr": -8, "curvature": 0.125, "budget_scale": 16, "sample_gain": 0.5,
+              "flops_per_step": 4e9, "flops_per_sample": 8e10},
+        "B": {"ceiling": 1.125, "best_log2_lr": -6, "curvature": 0.0625, "budget_scale": 16,
+              "sample_gain": 0.0625, "flops_per_step": 3e9, "flops_per_sample": 6e10},
+    }, item_offsets=(0.25, -0.125, -0.125))
+
+
+__all__ = ["PARAMETERS", "RECIPE_DEFAULTS", "ToyResponseSurface", "member_recipe", "recipe_grid", "example_surface"]
