@@ -540,6 +540,55 @@ class ModelInstanceRecord(Record):
                    systems.software, systems.kernel, systems.cache_policy, budget, train_cost, inference_cost,
                    task_suite, evaluation_law, eval_seed)
 
+    @classmethod
+    def from_study(cls, entry: Any) -> "ModelInstanceRecord":
+        """The record of one run of the committed study (:mod:`ftipbook.study`), read from what the run
+        captured (``entry.records``, ``entry.outcome.record``, ``entry.cost``, ``entry.config``).
+
+        The study keeps weights only for some runs, so ``checkpoint`` names the training run instead (a
+        training commit: package, budget, seed and the SHA-256 of the batch stream it consumed).
+        ``train_cost`` holds the coordinates of ``entry.cost`` that training spends (``train_flops``,
+        ``wall_time``, ``memory``, ``energy``), ``inference_cost`` the others. Scoring is
+        deterministic and teacher-forced on a fixed document draw, so ``eval_seed`` is the seed of that
+        draw, ``zoo.VALID_SEED``."""
+        from ftipbook import zoo
+
+        try:
+            records, run, cost, cfg = entry.records, entry.outcome.record, entry.cost, entry.config
+            arch, train, systems = records["architecture"], records["training"], records["systems"]
+            optimizer, evaluation = records["optimizer"], run["evaluation"]
+        except (AttributeError, KeyError, TypeError) as err:
+            raise TypeError(f"from_study needs a study entry (ftipbook.study.StudyEntry); missing {err}") from err
+        if not isinstance(cost, CostVector):
+            raise TypeError(f"entry.cost must be a CostVector, got {type(cost).__name__}")
+        spent = [n for n in cost.names if n in _TRAINING_COSTS]
+        seeds = train["seeds"]
+        hyper = ", ".join(f"{k}={_value(tuple(v) if isinstance(v, list) else v)}"
+                          for k, v in optimizer["hyperparameters"].items())
+        return cls(
+            f"{entry.architecture}@{entry.budget}/seed{entry.seed}",
+            describe_architecture(cfg),
+            f"training run {entry.architecture}/{entry.budget} steps/seed {entry.seed}, "
+            f"batch stream sha256:{train['stream_sha256'][:16]}",
+            arch["parameters"],
+            f"{run['data']['corpus']} (sha256:{run['data']['sha256'][:16]}); data-order seed {seeds['data_order']}, "
+            f"window-offset seed {seeds['window_offset']}",
+            train["tokens"], run["budget_steps"], run["post_training"],
+            f"{optimizer['name']}: {hyper}; schedule {train['schedule']}",
+            systems["dtype"], f"{systems['device']}: {systems['cpu']}, {systems['threads']} torch threads",
+            ", ".join(f"{k} {v}" for k, v in systems["versions"].items()), systems["kernels"],
+            f"no decoding cache ({run['inference']})",
+            f"{run['inference']}, windows of {run['seq_len']} tokens",
+            CostVector({n: cost[n] for n in spent}, {n: cost.units[n] for n in spent}),
+            CostVector({n: cost[n] for n in cost.names if n not in spent},
+                       {n: cost.units[n] for n in cost.names if n not in spent}),
+            f"{evaluation['split']} split: {evaluation['documents']} documents (sha256:{evaluation['sha256'][:16]})",
+            evaluation["rule"], zoo.VALID_SEED)
+
+
+#: The coordinates of a standard cost vector that training spends (the rest are inference coordinates).
+_TRAINING_COSTS = ("train_flops", "wall_time", "memory", "energy")
+
 
 def describe_architecture(cfg: Any) -> str:
     """The architecture field of a ``ModelConfig``: the variant label of
