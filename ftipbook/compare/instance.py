@@ -382,7 +382,7 @@ class OptimizerRecord(Record):
 
     @property
     def setting(self) -> str:
-        """Algorithm and hyperparameters on one line (no state): the optimizer coordinate of a recipe."""
+        """Algorithm and hyperparameters on one line, without the state; the optimizer coordinate of a recipe."""
         return f"{self.algorithm}: " + "; ".join(self.hyperparameters)
 
     def rows(self, redact: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -434,8 +434,8 @@ class RefinedRecord(Record):
 # ----------------------------------------------------------------------------------------------
 # ftip-00JY, 00LT: the model-instance record
 # ----------------------------------------------------------------------------------------------
-#: Fields naming what an architecture change changes by construction: the architecture itself, the
-#: weights, the parameter count and the kernels that run its mixers.
+#: Fields that an architecture change changes by construction (the architecture itself, the
+#: weights, the parameter count and the kernels that run its mixers).
 ARCHITECTURE_FIELDS = ("architecture", "checkpoint", "parameters", "kernels")
 #: Fields holding measured outcomes of a run rather than conditions of it.
 OUTCOME_FIELDS = ("train_cost", "inference_cost")
@@ -542,7 +542,7 @@ class ModelInstanceRecord(Record):
 
     @classmethod
     def from_study(cls, entry: Any) -> "ModelInstanceRecord":
-        """The record of one run of the committed study (:mod:`ftipbook.study`), read from what the run
+        """The record of one run of the committed study (``ftipbook.study``), read from what the run
         captured (``entry.records``, ``entry.outcome.record``, ``entry.cost``, ``entry.config``).
 
         The study keeps weights only for some runs, so ``checkpoint`` names the training run instead (a
