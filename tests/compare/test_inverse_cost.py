@@ -193,3 +193,24 @@ def test_order_flip_refuses_unknown_infinite_mismatched_and_negative():
         order_flip_weights(C1, (1, 2), s)
     with pytest.raises(KeyError, match="energy"):
         order_flip_weights(C1, C2, s).with_weight("energy", 1)
+
+
+def test_checkpoint_cost_vector_counts_and_refusals():
+    from ftipbook import zoo
+    from ftipbook.compare.cost import checkpoint_cost_vector
+    from ftipbook.model import ModelConfig, flops_per_token
+    from ftipbook.model.accounting import cache_bytes
+
+    rec = zoo.verify("full-mla@100")
+    vec = checkpoint_cost_vector(rec, 32)
+    cfg = ModelConfig(**rec["model"])
+    tokens = 100 * rec["train"]["batch_size"] * rec["train"]["seq_len"]
+    assert vec["train_flops"] == 3 * flops_per_token(cfg, rec["train"]["seq_len"], "prefill") * tokens
+    assert vec["inference_flops"] == flops_per_token(cfg, 32, "decode") < flops_per_token(cfg, 64, "decode")
+    assert vec["memory"] == cache_bytes(cfg, 32) and vec["context_length"] == 32
+    assert vec.unknown() == ("wall_time", "energy")
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="context"):
+            checkpoint_cost_vector(rec, bad)
+    with pytest.raises(ValueError, match=r"\['step'\]"):
+        checkpoint_cost_vector({k: v for k, v in rec.items() if k != "step"}, 64)
