@@ -347,7 +347,7 @@ def _reaches(eta: Declared, q: float) -> bool:
     return eta.score >= q
 
 
-def inverse_cost(interventions: Sequence[Declared], q: float) -> InverseCost:
+def inverse_cost(interventions: Iterable[Declared], q: float) -> InverseCost:
     """The inverse cost ``C_A(q) = inf {C >= 0 : V_A(C) >= q}`` of a declared intervention set (ftip-00JP).
 
     ``q`` is a finite real target and ``V_A`` is :func:`frontier_value`; the infimum of the empty
@@ -357,6 +357,7 @@ def inverse_cost(interventions: Sequence[Declared], q: float) -> InverseCost:
     executable minimum: see :class:`InverseCost` for the witness.
     """
     q = _real("q", q)
+    interventions = tuple(interventions)
     frontier_value(interventions, 0.0)  # validates the declared items
     sups = [(eta, eta.sup_score if isinstance(eta, InterventionFamily) else eta.score) for eta in interventions]
     costs = [eta.cost for eta, s in sups if s >= q and math.isfinite(eta.cost)]

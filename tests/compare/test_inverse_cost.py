@@ -38,6 +38,7 @@ def test_inverse_cost_is_the_smallest_budget_reaching_q():
     out = inverse_cost(ETAS, 0.9)
     assert (out.value, out.attained, out.witness) == (math.inf, False, None)
     assert inverse_cost([], 0.0).value == math.inf  # inf of the empty set
+    assert inverse_cost(iter(ETAS), 0.5).value == 2.0  # any iterable, read once
 
 
 def test_inverse_cost_matches_a_budget_scan_on_random_sets():
