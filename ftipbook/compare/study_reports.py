@@ -31,7 +31,7 @@ from itertools import combinations
 from numbers import Real
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -45,7 +45,16 @@ from ftipbook.compare.frontier import (
     measured_cost_ratio,
     smallest_cost_reaching,
 )
-from ftipbook.compare.records import FieldChange, Record, SystemIdentity, diff_records, missing_fields
+from ftipbook.compare.records import (
+    EvaluationConditions,
+    FieldChange,
+    Record,
+    SystemIdentity,
+    SystemsRecord,
+    TrainingRecord,
+    diff_records,
+    missing_fields,
+)
 from ftipbook.eval.stats import Interval, bootstrap_mean_ci, clopper_pearson, paired_bootstrap
 
 
@@ -555,18 +564,44 @@ def ordering(values: Mapping[EstimandKey, float], *, higher_is_better: bool = Tr
 # ----------------------------------------------------------------------------------------------
 # ftip-00LY: coordinate changes and a 2 x 2 factorial
 # ----------------------------------------------------------------------------------------------
-#: Intervention coordinates named by ftip-00LY, and the (record kind, field) pairs that carry each.
+#: Intervention coordinates named by ftip-00LY, and the (record kind, field) pairs that carry each: the
+#: records of :mod:`ftipbook.compare.records` and the flat model-instance record (kind ``"instance"``).
 COORDINATE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
-    "optimizer": (("training", "optimizer"), ("training", "schedule")),
-    "post-training": (("training", "sft"), ("training", "feedback")),
-    "hardware or kernel": (("systems", "hardware"), ("systems", "software"), ("systems", "kernel")),
-    "precision": (("systems", "precision"),),
+    "optimizer": (("training", "optimizer"), ("training", "schedule"), ("instance", "optimizer")),
+    "post-training": (("training", "sft"), ("training", "feedback"), ("instance", "post_training")),
+    "tuning protocol": (("training", "tuning"), ("tuning", "*")),
+    "hardware or kernel": (("systems", "hardware"), ("systems", "software"), ("systems", "kernel"),
+                           ("instance", "hardware"), ("instance", "software"), ("instance", "kernels")),
+    "precision": (("systems", "precision"), ("instance", "precision")),
     "context policy": (("systems", "prompt_length"), ("systems", "new_tokens"), ("systems", "cache_policy"),
-                       ("identity", "context_limit")),
-    "evaluation law": (("evaluation", "*"), ("systems", "decoding")),
+                       ("identity", "context_limit"), ("instance", "cache_policy"),
+                       ("instance", "inference_budget")),
+    "evaluation law": (("evaluation", "*"), ("systems", "decoding"), ("instance", "task_suite"),
+                       ("instance", "evaluation_law"), ("instance", "eval_seed")),
     "architecture": (("identity", "variant"), ("identity", "layer_pattern"), ("identity", "total_params"),
-                     ("identity", "active_params"), ("identity", "checkpoint")),
+                     ("identity", "active_params"), ("identity", "checkpoint"), ("instance", "architecture"),
+                     ("instance", "checkpoint"), ("instance", "parameters")),
 })
+
+
+@dataclass(frozen=True)
+class RunConditions(Record):
+    """The recorded conditions of one scored run, grouped so that :func:`coordinate_changes` sees them all
+    (ftip-00LY): who was run (``identity``), how it was trained (``training``), on what stack
+    (``systems``) and under which evaluation (``evaluation``)."""
+
+    KIND: ClassVar[str] = "run"
+
+    identity: SystemIdentity
+    training: TrainingRecord
+    systems: SystemsRecord
+    evaluation: EvaluationConditions
+
+    def __post_init__(self) -> None:
+        for name, kind in (("identity", SystemIdentity), ("training", TrainingRecord), ("systems", SystemsRecord),
+                           ("evaluation", EvaluationConditions)):
+            if not isinstance(getattr(self, name), kind):
+                raise TypeError(f"RunConditions.{name} must be a {kind.__name__}, got {type(getattr(self, name)).__name__}")
 
 
 @dataclass(frozen=True)
@@ -595,11 +630,22 @@ def classify_change(change: FieldChange) -> str:
     return f"other: {change.path}"
 
 
-def coordinate_changes(a: Record, b: Record) -> tuple[CoordinateChange, ...]:
+def coordinate_changes(a: Record, b: Record, *, ignore: Sequence[str] = ()) -> tuple[CoordinateChange, ...]:
     """Every field where two records differ or are unrecorded (:func:`~ftipbook.compare.records.diff_records`),
-    labelled with its intervention coordinate (ftip-00LY)."""
+    labelled with its intervention coordinate (ftip-00LY).
+
+    Names (``name`` fields) are labels and never count. ``ignore`` lists dotted fields, or whole
+    sub-records, that the comparison declares it does not use (e.g. ``"training.tuning"`` for a
+    common recipe, which is not tuned).
+    """
+    if isinstance(ignore, str):
+        raise TypeError(f"ignore must be a sequence of field paths, not the string {ignore!r}")
+
+    def ignored(path: str) -> bool:
+        return any(path == x or path.startswith(x + ".") for x in ignore)
+
     return tuple(CoordinateChange(classify_change(c), c.path, c.a, c.b, c.status) for c in diff_records(a, b)
-                 if c.path != "name" and not c.path.endswith(".name"))
+                 if c.path != "name" and not c.path.endswith(".name") and not ignored(c.path))
 
 
 @dataclass(frozen=True)
@@ -637,10 +683,8 @@ def attribute_difference(changes: Sequence[CoordinateChange], *,
             raise TypeError(f"interaction must be a FactorialEstimate, got {type(interaction).__name__}")
         factors = {interaction.factor_a, interaction.factor_b}
         if "architecture" in coords and len(others) == 1 and factors == {"architecture", others[0]}:
-            return Attribution(coords, f"architecture effect at each {others[0]} level, with the estimated "
-                                       f"architecture x {others[0]} interaction", True)
-    return Attribution(coords, f"the new intervention ({' + '.join(coords)}); no architecture effect is "
-                               f"identified without an estimate of the interaction", False)
+            return Attribution(coords, f"architecture effect per {others[0]} level, interaction estimated", True)
+    return Attribution(coords, f"new intervention ({' + '.join(coords)}), interaction not estimated", False)
 
 
 @dataclass(frozen=True)

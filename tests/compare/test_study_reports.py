@@ -258,7 +258,7 @@ def test_coordinate_changes_and_attribution():
     changes = coordinate_changes(run(), run(identity__layer_pattern="KKKM", systems__precision="bfloat16"))
     assert [c.coordinate for c in changes] == ["architecture", "precision"]
     plain = attribute_difference(changes)
-    assert not plain.architecture_effect and "new intervention (architecture + precision)" in plain.label
+    assert not plain.architecture_effect and plain.label == "new intervention (architecture + precision), interaction not estimated"
     assert attribute_difference(changes[:1]).architecture_effect
     est = factorial_2x2({(a, b): [1.0, 2.0, 3.0] for a in "xy" for b in "uv"}, factor_a="architecture",
                         factor_b="precision", levels_a=("x", "y"), levels_b=("u", "v"), n_boot=100)
@@ -442,3 +442,20 @@ def test_stopping_report():
         dataclasses.replace(rep, stopping_rule=3)
     with pytest.raises(ValueError, match="reason for excluding"):
         dataclasses.replace(rep, excluded={"lr=1": ""})
+
+
+def test_run_conditions_and_instance_records():
+    from ftipbook.compare.instance import ModelInstanceRecord
+    from ftipbook.compare.study_reports import RunConditions
+
+    base = run()
+    rc = RunConditions(base.identity, base.training, base.systems, base.evaluation)
+    other = dataclasses.replace(rc, systems=dataclasses.replace(rc.systems, precision="bfloat16"))
+    assert [(c.coordinate, c.path) for c in coordinate_changes(rc, other)] == [("precision", "systems.precision")]
+    with pytest.raises(TypeError, match="RunConditions.training must be a TrainingRecord"):
+        RunConditions(base.identity, None, base.systems, base.evaluation)
+    a = ModelInstanceRecord("a", "MLA 4 layers", "sha256:1", 10, "d", 1, 1, "none", "adamw", "float32", "cpu", "t",
+                            "sdpa", "full", "b1", UNKNOWN, UNKNOWN, "prose", "nll", 7)
+    b = dataclasses.replace(a, name="b", precision="bfloat16", post_training="sft", evaluation_law="T=2")
+    got = {c.coordinate for c in coordinate_changes(a, b) if c.status == "differs"}
+    assert got == {"precision", "post-training", "evaluation law"}
