@@ -24,12 +24,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from ftipbook.compare.cost import CostVector, Scalarization, Unknown
+from ftipbook.compare.cost import UNKNOWN, CostVector, Scalarization, Unknown
 from ftipbook.compare.records import ComparisonArm
 from ftipbook.eval.stats import Interval, paired_bootstrap
 
@@ -74,7 +75,7 @@ def _mapping(name: str, value: object, *, nonempty: bool = True) -> dict[str, An
 
 
 def _real(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
     if not math.isfinite(value):
         raise ValueError(f"{name}={value!r} must be finite")
@@ -144,7 +145,6 @@ class Outcome:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Outcome":
         """Inverse of :meth:`to_dict`."""
-        from ftipbook.compare.cost import UNKNOWN
         cost = CostVector({n: UNKNOWN if c["value"] == "UNKNOWN" else c["value"] for n, c in d["cost"].items()},
                           {n: c["unit"] for n, c in d["cost"].items()})
         return cls(d["score"], cost, d["item_scores"], d["record"])
@@ -238,7 +238,7 @@ def _paired_scores(name: str, values: object) -> tuple[float, ...]:
         raise TypeError(f"{name} must be a sequence of finite numbers, got {type(values).__name__}")
     out = []
     for i, x in enumerate(values):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
             raise TypeError(f"{name}[{i}]={x!r} is not a real number")
         x = float(x)
         if not math.isfinite(x):
@@ -439,7 +439,6 @@ class TuningResult:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "TuningResult":
         """Inverse of :meth:`to_dict`."""
-        from ftipbook.compare.cost import UNKNOWN
         acc = d["accounting"]
         return cls(_frozen({p: list(t) for p, t in d["trials"].items()}),
                    MappingProxyType({p: tuple(Outcome.from_dict(o) for o in os) for p, os in d["outcomes"].items()}),
