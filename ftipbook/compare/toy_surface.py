@@ -6,7 +6,8 @@ exponent ``log2_lr``, training budget ``steps`` and ``samples`` inference draws,
 
 .. math::
 
-   \\mathrm{score}_p = \\mathrm{ceiling}_p - \\mathrm{curvature}_p\\,(\\mathrm{log2\\_lr} - \\mathrm{best\\_log2\\_lr}_p)^2
+   \\mathrm{score}_p = \\mathrm{ceiling}_p
+       - \\mathrm{curvature}_p\\,(\\mathrm{log2\\_lr} - \\mathrm{best\\_log2\\_lr}_p)^2
        - \\frac{\\mathrm{budget\\_scale}_p}{\\mathrm{steps}}
        + \\mathrm{sample\\_gain}_p\\,\\Bigl(1 - \\frac{1}{\\mathrm{samples}}\\Bigr),
 

@@ -131,3 +131,23 @@ def test_applicability_refuses_flags_and_unknown_conditions():
     assert report.failing == ("evaluation protocol",) and report.results[-1].detail == "no check declared"
     with pytest.raises(ValueError, match="reduction and levels"):
         StateInterface("x", len, len, len, levels=2)
+
+
+def test_more_bad_inputs():
+    with pytest.raises(ValueError, match="a="):
+        QuantizedRecurrence(2, a=float("inf"))
+    with pytest.raises(ValueError, match="alphabet"):
+        QuantizedRecurrence(2, alphabet=())
+    with pytest.raises(TypeError, match="prefix"):
+        QuantizedRecurrence(2).state([1])
+    with pytest.raises(TypeError, match="state_size"):
+        StateInterface("x", len, len, None)
+    with pytest.raises(TypeError, match="probes"):
+        StateInterface("x", len, len, len, probes=[[1]])
+    with pytest.raises(TypeError, match="StateInterface"):
+        pigeonhole_applicability(QuantizedRecurrence(2), {(): 0})
+    with pytest.raises(ValueError, match="embedding"):
+        kda_state_interface(KimiDeltaAttention.from_dims(d_model=8, n_heads=2, head_dim=4), torch.randn(8),
+                            torch.randn(4, 8))
+    with pytest.raises(TypeError, match="unhashable"):
+        pigeonhole_obstruction(counting_task(1), lambda p: [len(p)], len, 1)

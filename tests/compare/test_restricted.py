@@ -116,3 +116,27 @@ def test_bad_inputs_are_refused_by_name():
         interventions_from_outcomes({"m": [Outcome(1.0, CostVector.standard(train_flops=UNKNOWN))]}, ACC)
     with pytest.raises(ValueError, match="already in the class"):
         allowed("ab").enlarged({"a": member("a")})
+
+
+def test_declarations_in_view_and_more_bad_inputs():
+    cls = allowed("ab", budget=3, patience=2)
+    assert "2 evaluation(s) in a row" in cls.stopping_rule and "3" in cls.stopping_rule
+    assert "until 10" in allowed("a").stopping_rule
+    assert dict(cls.exclusions) == {"x": "not declared"} and cls.seeds == (0, 1)
+    assert "x" not in allowed("a").enlarged({"x": member("a")}).exclusions  # an enlargement lifts an exclusion
+    with pytest.raises(TypeError, match="AllowedClass"):
+        cls.contains({"a": 1})
+    with pytest.raises(ValueError, match="argument"):
+        UpperBound(1.0, "")
+    with pytest.raises(ValueError, match="value"):
+        UpperBound(math.nan, "x")
+    with pytest.raises(TypeError, match="Envelope"):
+        envelope_difference(1.0, 2.0)
+    with pytest.raises(TypeError, match="Scalarization"):
+        RestrictedEnvelopeArm({"A": cls}, 1.0, {"train_flops": 1.0}, "law")
+    with pytest.raises(ValueError, match="evaluation_law"):
+        RestrictedEnvelopeArm({"A": cls}, 1.0, ACC, " ")
+    with pytest.raises(TypeError, match="runner"):
+        arm(cls).envelope(None, "A")
+    with pytest.raises(TypeError, match=".score and .cost"):
+        arm(cls).envelope(lambda *a: 1.0, "A")

@@ -4,7 +4,7 @@ from fractions import Fraction
 import pytest
 
 from ftipbook.compare.arms import CommonRecipeArm
-from ftipbook.compare.toy_surface import ToyResponseSurface
+from ftipbook.compare.toy_surface import ToyResponseSurface, example_surface, member_recipe, recipe_grid
 
 P = dict(ceiling=1.0, best_log2_lr=-8, curvature=0.125, budget_scale=16, sample_gain=0.5, flops_per_step=4e9,
          flops_per_sample=8e10)
@@ -47,3 +47,18 @@ def test_bad_inputs_are_refused_by_name():
         S.score("A", {"log2_lr": 0, "steps": 1, "samples": 0})
     with pytest.raises(TypeError, match="seed"):
         S.runner("A", {}, {"log2_lr": 0, "steps": 1}, "0")
+
+
+def test_member_recipes_and_the_example_surface():
+    grid = recipe_grid([-8, -7], [50, 100], [1, 4])
+    assert list(grid) == ["lr-8/s50/k1", "lr-8/s50/k4", "lr-8/s100/k1", "lr-8/s100/k4", "lr-7/s50/k1",
+                          "lr-7/s50/k4", "lr-7/s100/k1", "lr-7/s100/k4"]
+    r = grid["lr-7/s100/k4"]
+    assert (r["log2_lr"], r["steps"], r["samples"], r["inference"]) == (-7, 100, 4, "best of 4 draws")
+    assert member_recipe(-8, 50)["inference"] == "greedy"
+    ex = example_surface()
+    assert set(ex.packages) == {"A", "B"} and sum(ex.item_offsets) == 0
+    # A is best at 2^-8, B at 2^-6; B's step is cheaper
+    assert max(range(-10, -3), key=lambda lr: ex.score("A", {"log2_lr": lr, "steps": 100})) == -8
+    assert max(range(-10, -3), key=lambda lr: ex.score("B", {"log2_lr": lr, "steps": 100})) == -6
+    assert ex.cost("B", r)["train_flops"] < ex.cost("A", r)["train_flops"]
