@@ -140,3 +140,14 @@ def test_declarations_in_view_and_more_bad_inputs():
         arm(cls).envelope(None, "A")
     with pytest.raises(TypeError, match=".score and .cost"):
         arm(cls).envelope(lambda *a: 1.0, "A")
+
+
+def test_seeds_average_the_score_and_take_the_largest_cost():
+    def noisy(arch, package, recipe, seed):
+        return Outcome(1.0 + seed, CostVector.standard(train_flops=2.0 + 3.0 * seed))
+
+    (eta,) = interventions_from_outcomes({"m": [noisy("A", {}, {}, s) for s in (0, 1, 2)]}, ACC)
+    assert (eta.name, eta.score, eta.cost) == ("m", 2.0, 8.0)
+    env = arm(allowed("a"), cap=7.0).envelope(noisy, "A")  # seeds (0, 1): costs 2 and 5
+    assert env.value == 1.5 and env.evaluated[0].cost == 5.0
+    assert arm(allowed("a"), cap=4.0).envelope(noisy, "A").value == -math.inf
