@@ -131,7 +131,8 @@ class NextTokenInterface(Record):
         to 1 (exactly for exact fractions, within ``atol`` for floats). Returns the number of calls;
         raises :class:`InterfaceMismatch` naming the prefix and the failed clause."""
         if not callable(getattr(law, "next_token_law", None)):
-            raise TypeError(f"a map must offer next_token_law(prefix) (ftipbook.prob.NextTokenLaw), got {type(law).__name__}")
+            raise TypeError(f"a map must offer next_token_law(prefix) (ftipbook.prob.NextTokenLaw), "
+                            f"got {type(law).__name__}")
         prefixes = self.probes() if prefixes is None else [tuple(p) for p in prefixes]
         calls = 0
         for prefix in prefixes:
@@ -141,14 +142,17 @@ class NextTokenInterface(Record):
             try:
                 out = law.next_token_law(list(prefix))
             except Exception as err:  # the map refused an input of the declared space
-                raise InterfaceMismatch(f"the map refused the length-{len(prefix)} prefix {_short(prefix)}: {err}") from err
+                raise InterfaceMismatch(
+                    f"the map refused the length-{len(prefix)} prefix {_short(prefix)}: {err}") from err
             calls += 1
             values = out.detach().double().reshape(-1).tolist() if isinstance(out, torch.Tensor) else list(out)
             where = f"on the length-{len(prefix)} prefix {_short(prefix)}"
             if len(values) != self.vocab_size:
-                raise InterfaceMismatch(f"{where} the map returned {len(values)} values, not vocab_size={self.vocab_size}")
+                raise InterfaceMismatch(
+                    f"{where} the map returned {len(values)} values, not vocab_size={self.vocab_size}")
             if any(not math.isfinite(v) or v < 0 for v in values):
-                raise InterfaceMismatch(f"{where} the map returned a negative or non-finite entry, so not a distribution")
+                raise InterfaceMismatch(
+                    f"{where} the map returned a negative or non-finite entry, so not a distribution")
             exact = all(isinstance(v, (int, Fraction)) for v in values)
             total = sum(values) if exact else math.fsum(values)
             if (total != 1) if exact else abs(total - 1) > atol:
@@ -190,7 +194,8 @@ def describe_map(law: Any) -> tuple[str, str, str]:
     if isinstance(law, DecoderLM):
         cfg = law.cfg
         dtype = str(next(law.parameters()).dtype).removeprefix("torch.")
-        return (f"int64 token ids, 1..{cfg.max_seq_len} positions", f"{dtype} logits in R^{cfg.vocab_size} (law = softmax)",
+        return (f"int64 token ids, 1..{cfg.max_seq_len} positions",
+                f"{dtype} logits in R^{cfg.vocab_size} (law = softmax)",
                 f"DecoderLM: {describe_variant(cfg)}")
     if isinstance(law, TableLM):
         rows = len(law.table) + (law.default is not None)
@@ -534,7 +539,8 @@ class ModelInstanceRecord(Record):
         artifact = ModelArtifact.from_model(model, tokenizer)
         budget = (f"batch {systems.batch}, prompt {systems.prompt_length} + {systems.new_tokens} new tokens, "
                   f"{systems.decoding}, warm-up {systems.warmup}, concurrency {systems.concurrency}")
-        return cls(name, describe_architecture(model.cfg), f"sha256:{artifact.runtime_hash()}", measured_param_count(model),
+        return cls(name, describe_architecture(model.cfg), f"sha256:{artifact.runtime_hash()}",
+                   measured_param_count(model),
                    f"{training.data}; {training.token_order}", training.data_volume, training.update_count,
                    post_training, f"{setting}; schedule {training.schedule}", systems.precision, systems.hardware,
                    systems.software, systems.kernel, systems.cache_policy, budget, train_cost, inference_cost,
@@ -650,7 +656,8 @@ def _field_names(what: str, names: Iterable[str] | str, allowed: Sequence[str]) 
     names = tuple(names)
     unknown = [n for n in names if n not in allowed]
     if unknown:
-        raise ValueError(f"{what} names {unknown}, which are not fields of ModelInstanceRecord; fields: {list(allowed)}")
+        raise ValueError(f"{what} names {unknown}, which are not fields of ModelInstanceRecord; "
+                         f"fields: {list(allowed)}")
     return names
 
 
@@ -713,7 +720,8 @@ class ComparisonUnit:
             if isinstance(getattr(self, name), Unknown):
                 raise ValueError(f"ComparisonUnit.{name} must be declared")
         if not isinstance(self.scalarization, Scalarization):
-            raise TypeError(f"ComparisonUnit.scalarization must be a Scalarization, got {type(self.scalarization).__name__}")
+            raise TypeError(f"ComparisonUnit.scalarization must be a Scalarization, "
+                            f"got {type(self.scalarization).__name__}")
         a, b = pair
         if a.name == b.name or a.checkpoint == b.checkpoint:
             raise ValueError(f"the pair must be two instances; both have name {a.name!r}" if a.name == b.name
@@ -749,6 +757,6 @@ class ComparisonUnit:
 __all__ = [
     "DISTRIBUTION", "MissingField", "InterfaceMismatch", "NextTokenInterface", "ModelRecord", "describe_map",
     "ArchitectureRecord", "require_architecture", "StateEntry", "OptimizerRecord", "RefinedRecord",
-    "ARCHITECTURE_FIELDS", "OUTCOME_FIELDS", "describe_architecture", "ModelInstanceRecord", "Attribution", "attribution", "Comparability",
-    "comparable", "ComparisonUnit",
+    "ARCHITECTURE_FIELDS", "OUTCOME_FIELDS", "describe_architecture", "ModelInstanceRecord", "Attribution",
+    "attribution", "Comparability", "comparable", "ComparisonUnit",
 ]
