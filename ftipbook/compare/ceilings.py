@@ -101,6 +101,7 @@ class ReachedPoint:
 
     @property
     def name(self) -> str:
+        """A label such as ``"init 0, h=5"`` (initialization index, horizon)."""
         return f"init {self.init}, h={self.horizon}"
 
 
