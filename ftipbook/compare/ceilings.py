@@ -42,6 +42,11 @@ import torch
 from ftipbook.compare.frontier import FrontierValue, Intervention, frontier_value
 
 
+def _callable(name: str, value: object) -> None:
+    if not callable(value):
+        raise TypeError(f"{name} must be callable, got {type(value).__name__}")
+
+
 def _finite(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(float(value)):
         raise ValueError(f"{name} must be a finite real number, got {value!r}")
@@ -67,6 +72,7 @@ def representational_ceiling(score: Callable[..., float], grid: Mapping[str, Seq
     representational ceiling of the architecture on this parameter set; over all parameters it is
     a lower bound, exact when the set meets every behaviour the score distinguishes.
     """
+    _callable("score", score)
     if not isinstance(grid, Mapping) or not grid:
         raise ValueError(f"grid must be a non-empty mapping name -> values, got {grid!r}")
     axes = {}
@@ -140,6 +146,8 @@ def optimizer_reachable(loss: Callable[[torch.Tensor], torch.Tensor], score: Cal
     costs ``h * cost_per_step`` (a measured cost of one step under the systems configuration).
     ``optimizer`` names the declared optimizer and its settings, for the record.
     """
+    for name, fn in (("loss", loss), ("score", score), ("make_optimizer", make_optimizer)):
+        _callable(name, fn)
     if not isinstance(optimizer, str) or not optimizer.strip():
         raise ValueError(f"optimizer must name the declared optimizer, got {optimizer!r}")
     cost = _finite("cost_per_step", cost_per_step)
@@ -273,6 +281,7 @@ def difference_grid(score: Callable[..., float], systems: tuple[str, str],
 
     ``systems`` names the two systems ``(a, b)``; the cells come in the product order of ``axes``.
     """
+    _callable("score", score)
     if not isinstance(systems, tuple) or len(systems) != 2 or systems[0] == systems[1]:
         raise ValueError(f"systems must be a pair of two different names, got {systems!r}")
     if not isinstance(axes, Mapping) or not axes:

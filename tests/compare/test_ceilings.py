@@ -166,3 +166,12 @@ def test_answer_probability_equals_exp_sequence_logprob_mean():
     tok_no_eos.eos_id = None
     with pytest.raises(ValueError, match="eos"):
         answer_probability(model, tok_no_eos, docs)
+
+
+def test_callables_are_checked_before_any_work():
+    with pytest.raises(TypeError, match="score must be callable"):
+        representational_ceiling(1.0, {"w": [1.0]})
+    with pytest.raises(TypeError, match="make_optimizer must be callable"):
+        optimizer_reachable(loss, score, None, [(0.0, 0.0)], [0], cost_per_step=1.0, optimizer="SGD")
+    with pytest.raises(TypeError, match="score must be callable"):
+        difference_grid("table", ("a", "b"), {"t": [1]})
