@@ -408,3 +408,19 @@ def test_from_study_reads_the_captured_records():
     assert [c.path for c in diff_records(r, other) if c.path != "name"] == ["checkpoint"]
     with pytest.raises(TypeError, match="study entry"):
         ModelInstanceRecord.from_study(SimpleNamespace(records={}))
+
+
+def test_from_study_on_the_committed_study():
+    from ftipbook import study
+
+    S = study.load()
+    budget = S.budgets[-1]
+    a, b = (ModelInstanceRecord.from_study(S.entry(arch, budget, 0)) for arch in ("full-attention", "hybrid-kkka"))
+    assert missing_fields(a) == missing_fields(b) == ()
+    assert a.parameters == param_count(S.entry("full-attention", budget, 0).config)
+    assert a.updates == budget and f"total_steps={budget}" in a.optimizer
+    assert comparable(a, b, varied=("architecture", "checkpoint", "parameters", "kernels", "train_cost",
+                                    "inference_cost"))
+    assert attribution(a, b).status == "architecture"
+    later_seed = ModelInstanceRecord.from_study(S.entry("full-attention", budget, 1))
+    assert "data" in attribution(a, later_seed).confounders
