@@ -179,6 +179,8 @@ class ModelRecord(Record):
 
     def __post_init__(self) -> None:
         _text("ModelRecord", "name", self.name)
+        if isinstance(self.name, Unknown):
+            raise ValueError("ModelRecord.name is required")
         _text("ModelRecord", "checkpoint", self.checkpoint)
         if not isinstance(self.interface, NextTokenInterface):
             raise TypeError(f"ModelRecord.interface must be a NextTokenInterface, got {type(self.interface).__name__}")
@@ -196,7 +198,7 @@ def describe_map(law: Any) -> tuple[str, str, str]:
         dtype = str(next(law.parameters()).dtype).removeprefix("torch.")
         return (f"int64 token ids, 1..{cfg.max_seq_len} positions",
                 f"{dtype} logits in R^{cfg.vocab_size} (law = softmax)",
-                f"DecoderLM: {describe_variant(cfg)}")
+                f"DecoderLM: {describe_architecture(cfg)}")
     if isinstance(law, TableLM):
         rows = len(law.table) + (law.default is not None)
         return ("tuples of token names", f"exact probabilities over {law.vocab_size} names",

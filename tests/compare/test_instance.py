@@ -136,6 +136,10 @@ def test_architecture_record_refuses_a_map_of_another_interface(model):
         describe_map(Fn(lambda p: p))
     with pytest.raises(TypeError, match="NextTokenInterface"):
         ModelRecord("x", (11, 12))
+    with pytest.raises(ValueError, match="name is required"):
+        ModelRecord(UNKNOWN, NextTokenInterface(11, 12))
+    looped = build_model(dataclasses.replace(CFG, n_layers=1, n_loops=2), seed=0)
+    assert describe_map(looped)[2].endswith("block stack applied 2 times")
 
 
 def test_require_architecture(model):
