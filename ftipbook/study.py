@@ -278,11 +278,13 @@ class StudyRunner:
         records = {
             "architecture": {"config": dataclasses.asdict(model.cfg), "variant": describe_variant(model.cfg),
                              "parameters": measured_param_count(model), "declared_parameters": param_count(cfg)},
-            "optimizer": {"name": tcfg.optimizer, "hyperparameters": {k: record["optimizer"][k] for k in
-                                                                      ("lr", "weight_decay", "betas", "eps", "grad_clip")},
+            "optimizer": {"name": tcfg.optimizer,
+                          "hyperparameters": {k: record["optimizer"][k]
+                                              for k in ("lr", "weight_decay", "betas", "eps", "grad_clip")},
                           "state_rule": optimizer_state_rule(trainer.optimizer)},
             "systems": {"device": str(next(model.parameters()).device), "dtype": "float32",
-                        "threads": torch.get_num_threads(), "deterministic": torch.are_deterministic_algorithms_enabled(),
+                        "threads": torch.get_num_threads(),
+                        "deterministic": torch.are_deterministic_algorithms_enabled(),
                         "versions": versions(), "cpu": cpu_kind(), "kernels": describe_kernels(model),
                         "cache_bytes_at_context": measure_state_bytes(model, SEQ_LEN),
                         "memory_method": "peak live tensor storages over one full training step (first batch, "

@@ -41,14 +41,15 @@ SELECTION_RULES = ("max_score",)
 PAIRINGS = ("seeds", "items")
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-like copy: mappings become dicts (string keys), tuples lists, dataclasses their field dicts."""
+def plain(value: Any) -> Any:
+    """A JSON-like copy of a recipe or record: mappings (read-only ones included) become dicts with
+    string keys, tuples lists, dataclasses their field dicts; anything else is kept as it is."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         value = dataclasses.asdict(value)
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
@@ -71,7 +72,7 @@ def _mapping(name: str, value: object, *, nonempty: bool = True) -> dict[str, An
     bad = [k for k in value if not isinstance(k, str) or not k]
     if bad:
         raise ValueError(f"{name} has coordinate names that are not non-empty strings: {bad!r}")
-    return _plain(value)
+    return plain(value)
 
 
 def _real(name: str, value: object) -> float:
@@ -97,9 +98,9 @@ def _seeds(seeds: object) -> tuple[int, ...]:
 
 def recipe_label(recipe: Mapping[str, Any]) -> str:
     """A one-line label of a recipe: ``key=value`` pairs in key order (nested mappings as JSON)."""
-    plain = _mapping("recipe", recipe)
+    fields = _mapping("recipe", recipe)
     return ", ".join(f"{k}={json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v}"
-                     for k, v in sorted(plain.items()))
+                     for k, v in sorted(fields.items()))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -140,7 +141,7 @@ class Outcome:
                 "cost": {n: {"value": "UNKNOWN" if isinstance(v, Unknown) else v, "unit": self.cost.units[n]}
                          for n, v in self.cost.values.items()},
                 "item_scores": None if self.item_scores is None else list(self.item_scores),
-                "record": _plain(self.record)}
+                "record": plain(self.record)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Outcome":
@@ -178,7 +179,7 @@ def _deviations(declared: Mapping[str, Any], run: Mapping[str, Any], prefix: str
             out.append(ComparisonArm(path, want, None, "unrecorded"))
         elif isinstance(want, Mapping) and isinstance(run[key], Mapping):
             out.extend(_deviations(want, run[key], path + "."))
-        elif _plain(run[key]) != _plain(want):
+        elif plain(run[key]) != plain(want):
             out.append(ComparisonArm(path, want, run[key], "differs"))
     return out
 
@@ -338,8 +339,8 @@ class ArmResult:
             xa, xb = (tuple(math.fsum(col) / len(self.seeds) for col in
                             zip(*(self.outcome(p, s).item_scores for s in self.seeds))) for p in (a, b))
         return matched_difference(xa, xb, level=level, n_boot=n_boot, seed=seed, names=(a, b), pairing=over,
-                                  label=f"{a} minus {b} under this recipe ({len(self.seeds)} seed(s), paired "
-                                        f"over {over}); not the best attainable for either")
+                                  label=f"{a} minus {b} under this recipe ({len(self.seeds)} seed(s), "
+                                        f"paired over {over})")
 
 
 @dataclass(frozen=True)
@@ -424,7 +425,7 @@ class TuningResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the whole result."""
-        return {"trials": _plain(self.trials),
+        return {"trials": plain(self.trials),
                 "outcomes": {p: [o.to_dict() for o in os] for p, os in self.outcomes.items()},
                 "selected": dict(self.selected),
                 "tuning_cost": {p: "UNKNOWN" if isinstance(c, Unknown) else c for p, c in self.tuning_cost.items()},
@@ -433,7 +434,7 @@ class TuningResult:
                 "accounting": {"weights": dict(self.accounting.weights), "units": dict(self.accounting.units),
                                "scalar_unit": self.accounting.scalar_unit},
                 "deviations": [{"package": d.package, "seed": d.seed, "coordinate": d.arm.coordinate,
-                                "declared": _plain(d.arm.a), "as_run": _plain(d.arm.b), "status": d.arm.status}
+                                "declared": plain(d.arm.a), "as_run": plain(d.arm.b), "status": d.arm.status}
                                for d in self.deviations]}
 
     @classmethod
@@ -542,5 +543,5 @@ class EqualTuningArm:
                             self.accounting, seed, tuple(deviations))
 
 
-__all__ = ["SELECTION_RULES", "PAIRINGS", "recipe_label", "Outcome", "Runner", "Deviation", "MatchedDifference",
-           "matched_difference", "ArmResult", "CommonRecipeArm", "TuningResult", "EqualTuningArm"]
+__all__ = ["SELECTION_RULES", "PAIRINGS", "plain", "recipe_label", "Outcome", "Runner", "Deviation",
+           "MatchedDifference", "matched_difference", "ArmResult", "CommonRecipeArm", "TuningResult", "EqualTuningArm"]
