@@ -23,21 +23,28 @@ def _grid_axis(ax: Axes, grid: CostGrid, logx: bool, grid_ticks: bool = True) ->
         ax.minorticks_off()
 
 
-def plot_envelopes(grid: CostGrid, scores: Mapping[str, Sequence[float]], envelopes: Mapping[str, Sequence[float]], *,
-                   logx: bool = True, ylabel: str = "score", grid_ticks: bool = True, ax: Axes | None = None,
-                   title: str | None = None) -> Axes:
+def plot_envelopes(grid: CostGrid | Mapping[str, CostGrid], scores: Mapping[str, Sequence[float]],
+                   envelopes: Mapping[str, Sequence[float]], *, logx: bool = True, ylabel: str = "score",
+                   ax: Axes | None = None, title: str | None = None) -> Axes:
     """Observed scores (dots) and their upper envelopes (open squares on a dashed guide) per series (ftip-00LJ).
 
-    ``grid_ticks`` puts the x ticks at the grid points (turn it off to draw several grids on one axes).
+    ``grid`` is one grid for every series, or a mapping from series name to its own grid (all of
+    one cost and unit); the x ticks mark the grid points when there is one grid.
     """
+    grids = dict(grid) if isinstance(grid, Mapping) else {name: grid for name in scores}
+    if not scores or set(grids) != set(scores) or set(envelopes) != set(scores):
+        raise ValueError(f"scores, envelopes and grids must name the same series, got {sorted(scores)}, "
+                         f"{sorted(envelopes)} and {sorted(grids)}")
+    first = next(iter(grids.values()))
     ax = axes_or_new(ax, (5.4, 3.6))
     for i, (name, values) in enumerate(scores.items()):
         colour = PALETTE[i % len(PALETTE)]
-        ax.plot(grid.points, values, "o-", color=colour, lw=0.8, ms=5, label=f"{name}: observed")
-        ax.plot(grid.points, envelopes[name], "s--", color=colour, lw=1.2, ms=9, mfc="none",
+        points = grids[name].points
+        ax.plot(points, values, "o-", color=colour, lw=0.8, ms=5, label=f"{name}: observed")
+        ax.plot(points, envelopes[name], "s--", color=colour, lw=1.2, ms=9, mfc="none",
                 label=f"{name}: upper envelope")
-    _grid_axis(ax, grid, logx, grid_ticks)
-    return finish_axes(ax, f"{grid.cost} ({grid.unit})", ylabel, title)
+    _grid_axis(ax, first, logx, all(g == first for g in grids.values()))
+    return finish_axes(ax, f"{first.cost} ({first.unit})", ylabel, title)
 
 
 def plot_bands(bands: Mapping[str, Band], *, target: float | None = None, logx: bool = True,

@@ -19,8 +19,14 @@ def test_envelopes_draw_points_and_envelope_at_grid_points_only():
     assert list(ax.lines[1].get_ydata()) == [0.1, 0.3, 0.3]
     assert legend_texts(ax) == ["a: observed", "a: upper envelope"]
     assert list(ax.get_xticks()) == [1.0, 2.0, 4.0]
-    ax = grid_figs.plot_envelopes(GRID, {"a": [0.1, 0.3, 0.2]}, {"a": [0.1, 0.3, 0.3]}, grid_ticks=False)
+    other = CostGrid((1.5, 3.0, 6.0), "train_flops", "FLOP")
+    ax = grid_figs.plot_envelopes({"a": GRID, "b": other}, {"a": [0.1, 0.3, 0.2], "b": [0, 1, 2]},
+                                  {"a": [0.1, 0.3, 0.3], "b": [0, 1, 2]})
     assert list(ax.get_xticks()) != [1.0, 2.0, 4.0]
+    assert list(ax.lines[2].get_xdata()) == [1.5, 3.0, 6.0]
+    assert ax.lines[0].get_color() != ax.lines[2].get_color()
+    with pytest.raises(ValueError, match="same series"):
+        grid_figs.plot_envelopes({"a": GRID}, {"a": [0, 1, 2], "b": [0, 1, 2]}, {"a": [0, 1, 2]})
 
 
 def test_bands_draw_error_bars_and_refuse_other_costs():
