@@ -19,7 +19,9 @@ module keeps what such a study can say apart from what it cannot:
 * :func:`frontier_ordering` ranks architectures by their measured frontier under one declared
   :class:`~ftipbook.compare.cost.Scalarization` of their cost vectors (ftip-00LO);
 * :func:`pointwise_order` and :func:`crossing_points` report which of two curves is ahead at each
-  grid point and where that order changes, with ties handled explicitly (ftip-00LP).
+  grid point and where that order changes, with ties handled explicitly; :func:`order_crossings`
+  does the same for any per-point order, such as the one a paired difference band resolves
+  (:meth:`Band.order`) (ftip-00LP).
 """
 from __future__ import annotations
 
