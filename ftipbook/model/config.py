@@ -16,6 +16,8 @@ PLACEMENTS = ("pre", "post")
 DENSE_FFNS = ("relu", "gelu", "swiglu")
 FFNS = DENSE_FFNS + ("moe",)
 KDA_GATE_ACTIVATIONS = ("sigmoid", "swish")
+#: MoE routers, softmax over the selected scores (ftip-000X) or DeepSeek-V3's sigmoid gating (ftip-000Z).
+MOE_ROUTERS = ("softmax", "sigmoid")
 #: Layer-pattern letters, for full softmax attention, multi-head latent attention and Kimi Delta Attention.
 MIXERS = {"A": "attention", "M": "mla", "K": "kda"}
 
@@ -71,6 +73,7 @@ MAX_INIT_STD = 10.0
 _FIELD_KINDS: dict[str, tuple[str, tuple[type, ...]]] = {
     "int": ("an int", (int,)), "int | None": ("an int or None", (int, type(None))),
     "float": ("a real number (int or float)", (int, float)), "bool": ("True or False", (bool,)),
+    "float | None": ("a real number (int or float) or None", (int, float, type(None))),
     "str": ("a string", (str,)),
 }
 
@@ -126,6 +129,11 @@ class ModelConfig:
     d_expert: int | None = None  # hidden width of one expert; None = d_ff
     expert_ffn: str = "swiglu"  # dense form of each expert: "relu" | "gelu" | "swiglu"
     moe_aux_loss_coef: float = 0.0  # weight of the Switch load-balancing loss; 0 = not computed
+    moe_router: str = "softmax"  # "softmax": softmax over the top-k scores; "sigmoid": DeepSeek-V3 gating
+    moe_routed_scale: float = 1.0  # sigmoid router: factor on the routed weights (routed_scaling_factor)
+    moe_norm_topk: bool = True  # sigmoid router: divide the selected affinities by their sum
+    moe_n_groups: int = 1  # sigmoid router: expert groups (n_group); experts are split into equal groups
+    moe_topk_groups: int = 1  # sigmoid router: groups a token may route to (topk_group), <= moe_n_groups
     # layer stack
     layer_pattern: str = "A"  # repeated to n_layers: "A" softmax attention, "M" MLA, "K" KDA
     n_loops: int = 1  # r, passes through the (weight-shared) stack: depth reuse
@@ -142,6 +150,8 @@ class ModelConfig:
     mla_nope: bool = False  # MLA layers carry no positional encoding (as in Kimi Linear)
     mla_v_head_dim: int | None = None  # value width of one MLA head; None = head_dim
     mla_absorb: bool = False  # run MLA with W_UK, W_UV absorbed into query and output (same function)
+    mla_latent_norm_eps: float | None = None  # epsilon of the RMSNorms of c_KV and c_Q; None = norm_eps
+    mla_rotate_decoupled: bool = True  # rotate the decoupled rope_head_dim part; False: an unrotated shared key
     # Kimi Delta Attention, read by model/kda.py (layers "K")
     kda_n_heads: int | None = None  # heads of a KDA layer; None = n_heads
     kda_head_dim: int | None = None  # key/value width of one KDA head; None = head_dim
@@ -195,7 +205,7 @@ class ModelConfig:
         _choice("mixer_placement", self.mixer_placement, PLACEMENTS)
         _choice("ffn_placement", self.ffn_placement, PLACEMENTS)
         _choice("ffn", self.ffn, FFNS)
-        for name in ("norm_eps", "rope_theta", "init_std", "moe_aux_loss_coef"):
+        for name in ("norm_eps", "rope_theta", "init_std", "moe_aux_loss_coef", "moe_routed_scale"):
             _finite_real(name, getattr(self, name))
         if not self.norm_eps > 0:
             raise ValueError(f"norm_eps={self.norm_eps!r} must be > 0 (the declared stabilizer)")
@@ -231,7 +241,8 @@ class ModelConfig:
 
     def _validate_ranges(self) -> None:
         """The range of each MoE, MLA and KDA field taken on its own."""
-        for name in ("n_experts", "top_k", "kv_lora_rank", "conv_kernel", "kda_chunk_size"):
+        for name in ("n_experts", "top_k", "kv_lora_rank", "conv_kernel", "kda_chunk_size", "moe_n_groups",
+                     "moe_topk_groups"):
             _at_least(name, getattr(self, name), 1)
         _at_least("n_shared_experts", self.n_shared_experts, 0)
         _at_least("rope_head_dim", self.rope_head_dim, 0)
@@ -240,12 +251,33 @@ class ModelConfig:
                 _at_least(name, getattr(self, name), 1)
         _choice("expert_ffn", self.expert_ffn, DENSE_FFNS)
         _choice("kda_gate_activation", self.kda_gate_activation, KDA_GATE_ACTIVATIONS)
+        _choice("moe_router", self.moe_router, MOE_ROUTERS)
+        if not self.moe_routed_scale > 0:
+            raise ValueError(f"moe_routed_scale={self.moe_routed_scale!r} must be > 0")
+        if self.mla_latent_norm_eps is not None:
+            _finite_real("mla_latent_norm_eps", self.mla_latent_norm_eps)
+            if not self.mla_latent_norm_eps > 0:
+                raise ValueError(f"mla_latent_norm_eps={self.mla_latent_norm_eps!r} must be > 0 (or None = norm_eps)")
         if not self.moe_aux_loss_coef >= 0:
             raise ValueError(f"moe_aux_loss_coef={self.moe_aux_loss_coef!r} must be >= 0")
 
     def _validate_moe(self) -> None:
         if self.top_k > self.n_experts:
             raise ValueError(f"top_k={self.top_k} exceeds n_experts={self.n_experts}; need 1 <= top_k <= n_experts")
+        if self.moe_router == "softmax" and (self.moe_n_groups, self.moe_topk_groups) != (1, 1):
+            raise ValueError(f"moe_n_groups={self.moe_n_groups}, moe_topk_groups={self.moe_topk_groups}: expert "
+                             f"groups need moe_router='sigmoid'; the softmax router takes 1 and 1")
+        groups, chosen = self.moe_n_groups, self.moe_topk_groups
+        if self.n_experts % groups:
+            raise ValueError(f"moe_n_groups={groups} does not divide n_experts={self.n_experts}")
+        if chosen > groups:
+            raise ValueError(f"moe_topk_groups={chosen} exceeds moe_n_groups={groups}")
+        if chosen < groups and self.n_experts // groups < 2:
+            raise ValueError(f"moe_n_groups={groups} leaves {self.n_experts // groups} expert per group; a group "
+                             f"is scored by its two best experts, so each group needs at least 2")
+        if self.top_k > chosen * (self.n_experts // groups):
+            raise ValueError(f"top_k={self.top_k} exceeds the {chosen * (self.n_experts // groups)} experts of "
+                             f"moe_topk_groups={chosen} groups of {self.n_experts // groups}")
 
     def _validate_mla(self) -> None:
         if not self.mla_nope:

@@ -72,6 +72,50 @@ class TopKRouter(nn.Module):
         return Routing(scores, experts, weights)
 
 
+class SigmoidTopKRouter(nn.Module):
+    """DeepSeek-V3's router (ftip-000Z; DeepSeek-V3 report, Sec. 2.1.2), as ``transformers`` computes it.
+
+    Affinities ``s = sigmoid(z W_g)`` (in float32 at least). Experts are chosen by the top-k of
+    ``s + b``, where ``b`` (``score_bias``, a buffer: DeepSeek's auxiliary-loss-free balancing bias)
+    only steers the choice. With ``n_groups > topk_groups`` the experts form ``n_groups`` equal
+    groups, each scored by the sum of its two best ``s + b``, and only the ``topk_groups`` best
+    groups may be chosen. The weights are the chosen ``s``, divided by their sum when ``normalize``
+    (plus ``1e-20``), times ``scale``. ``Routing.scores`` holds the logits ``z W_g``.
+    """
+
+    def __init__(self, d_model: int, n_experts: int, top_k: int, *, n_groups: int = 1, topk_groups: int = 1,
+                 normalize: bool = True, scale: float = 1.0) -> None:
+        super().__init__()
+        self.top_k, self.n_groups, self.topk_groups = top_k, n_groups, topk_groups
+        self.normalize, self.scale = normalize, scale
+        self.gate = nn.Linear(d_model, n_experts, bias=False)
+        self.register_buffer("score_bias", torch.zeros(n_experts))
+
+    def forward(self, z: torch.Tensor) -> Routing:
+        logits = self.gate(z)
+        affinity = torch.sigmoid(_wide(logits))
+        choice = affinity + self.score_bias.to(affinity.dtype)
+        if self.topk_groups < self.n_groups:
+            grouped = choice.view(*choice.shape[:-1], self.n_groups, -1)
+            best_groups = top_k_experts(grouped.topk(2, dim=-1).values.sum(-1), self.topk_groups)
+            allowed = torch.zeros_like(grouped[..., 0], dtype=torch.bool).scatter_(-1, best_groups, True)
+            choice = choice.masked_fill(~allowed.repeat_interleave(grouped.shape[-1], dim=-1), float("-inf"))
+        experts = top_k_experts(choice, self.top_k)
+        weights = affinity.gather(-1, experts)
+        if self.normalize:
+            weights = weights / (weights.sum(-1, keepdim=True) + 1e-20)
+        return Routing(logits, experts, (weights * self.scale).to(z.dtype))
+
+
+def make_router(cfg: ModelConfig) -> nn.Module:
+    """The router ``cfg.moe_router`` declares: :class:`TopKRouter` or :class:`SigmoidTopKRouter`."""
+    if cfg.moe_router == "sigmoid":
+        return SigmoidTopKRouter(cfg.d_model, cfg.n_experts, cfg.top_k, n_groups=cfg.moe_n_groups,
+                                 topk_groups=cfg.moe_topk_groups, normalize=cfg.moe_norm_topk,
+                                 scale=cfg.moe_routed_scale)
+    return TopKRouter(cfg.d_model, cfg.n_experts, cfg.top_k)
+
+
 def load_balancing_loss(routing: Routing) -> torch.Tensor:
     """Switch-Transformer auxiliary loss ``J * sum_j f_j P_j`` (Fedus et al. eq. 4), for top-k.
 
@@ -97,7 +141,7 @@ class MoEFeedForward(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         d, width = cfg.d_model, cfg.expert_width
-        self.router = TopKRouter(d, cfg.n_experts, cfg.top_k)
+        self.router = make_router(cfg)
         self.experts = nn.ModuleList(FeedForward(d, width, cfg.expert_ffn, cfg.ffn_bias) for _ in range(cfg.n_experts))
         self.shared = nn.ModuleList(
             FeedForward(d, width, cfg.expert_ffn, cfg.ffn_bias) for _ in range(cfg.n_shared_experts)

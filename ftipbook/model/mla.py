@@ -138,6 +138,8 @@ class MultiHeadLatentAttention(nn.Module):
             out_bias=cfg.out_bias,
             absorb=cfg.mla_absorb,
             layer_idx=layer_idx,
+            latent_norm_eps=cfg.mla_latent_norm_eps,
+            rotate=cfg.mla_rotate_decoupled,
         )
 
     @classmethod
@@ -156,21 +158,27 @@ class MultiHeadLatentAttention(nn.Module):
         out_bias: bool = False,
         absorb: bool = False,
         layer_idx: int = 0,
+        latent_norm_eps: float | None = None,
+        rotate: bool = True,
     ) -> "MultiHeadLatentAttention":
         """Build from explicit sizes: ``head_dim`` is the NoPE query/key head width ``d_n``,
-        ``v_head_dim`` the value head width (default ``head_dim``), ``rope_head_dim`` is ``d_R``."""
+        ``v_head_dim`` the value head width (default ``head_dim``), ``rope_head_dim`` is ``d_R``.
+        ``latent_norm_eps`` is the epsilon of the RMSNorms of ``c_KV`` and ``c_Q`` (default
+        ``norm_eps``); ``rotate=False`` keeps the ``d_R`` part unrotated: a key part shared by all
+        heads, without positions (Kimi Linear's MLA layers in ``transformers``)."""
         self = cls.__new__(cls)
         self._init(
             d_model=d_model, n_heads=n_heads, head_dim=head_dim, v_head_dim=v_head_dim,
             kv_lora_rank=kv_lora_rank, q_lora_rank=q_lora_rank, rope_head_dim=rope_head_dim,
             rope_theta=rope_theta, norm_eps=norm_eps, out_bias=out_bias, absorb=absorb, layer_idx=layer_idx,
+            latent_norm_eps=latent_norm_eps, rotate=rotate,
         )
         return self
 
     def _init(
         self, *, d_model: int, n_heads: int, head_dim: int, v_head_dim: int | None, kv_lora_rank: int,
         q_lora_rank: int | None, rope_head_dim: int, rope_theta: float, norm_eps: float, out_bias: bool,
-        absorb: bool, layer_idx: int,
+        absorb: bool, layer_idx: int, latent_norm_eps: float | None = None, rotate: bool = True,
     ) -> None:
         nn.Module.__init__(self)
         v_head_dim = head_dim if v_head_dim is None else v_head_dim
@@ -185,6 +193,9 @@ class MultiHeadLatentAttention(nn.Module):
             raise ValueError(f"rope_head_dim={rope_head_dim} must be even (RoPE rotates pairs); 0 means NoPE")
         if not norm_eps > 0:
             raise ValueError(f"norm_eps={norm_eps!r} must be > 0")
+        latent_eps = norm_eps if latent_norm_eps is None else latent_norm_eps
+        if not latent_eps > 0:
+            raise ValueError(f"latent_norm_eps={latent_norm_eps!r} must be > 0 (or None = norm_eps)")
         self.d_model, self.n_heads, self.head_dim, self.v_head_dim = d_model, n_heads, head_dim, v_head_dim
         self.kv_lora_rank, self.q_lora_rank, self.rope_head_dim = kv_lora_rank, q_lora_rank, rope_head_dim
         self.norm_eps, self.absorb, self.layer_idx = norm_eps, bool(absorb), layer_idx
@@ -194,18 +205,19 @@ class MultiHeadLatentAttention(nn.Module):
             self.q_proj = nn.Linear(d_model, n_heads * qk, bias=False)
         else:
             self.q_a_proj = nn.Linear(d_model, q_lora_rank, bias=False)
-            self.q_a_norm = RMSNorm(q_lora_rank, norm_eps)
+            self.q_a_norm = RMSNorm(q_lora_rank, latent_eps)
             self.q_b_proj = nn.Linear(q_lora_rank, n_heads * qk, bias=False)
         self.kv_a_proj = nn.Linear(d_model, kv_lora_rank + rope_head_dim, bias=False)
-        self.kv_a_norm = RMSNorm(kv_lora_rank, norm_eps)
+        self.kv_a_norm = RMSNorm(kv_lora_rank, latent_eps)
         self.kv_b_proj = nn.Linear(kv_lora_rank, n_heads * (head_dim + v_head_dim), bias=False)
         self.o_proj = nn.Linear(n_heads * v_head_dim, d_model, bias=out_bias)
-        self.rotary = RotaryEmbedding(rope_head_dim, rope_theta) if rope_head_dim else None
+        self.rotary = RotaryEmbedding(rope_head_dim, rope_theta) if rope_head_dim and rotate else None
 
     @property
     def nope(self) -> bool:
-        """True when the layer has no positional encoding (``rope_head_dim == 0``)."""
-        return self.rope_head_dim == 0
+        """True when the layer has no positional encoding (``rope_head_dim == 0``, or a decoupled part
+        that is not rotated)."""
+        return self.rotary is None
 
     # accounting hooks (read by ftipbook.model.accounting) -----------------------------------
     @staticmethod
@@ -290,14 +302,14 @@ class MultiHeadLatentAttention(nn.Module):
             q = self.q_b_proj(self.q_a_norm(self.q_a_proj(x)))
         q = q.view(b, t, self.n_heads, self.head_dim + self.rope_head_dim).transpose(1, 2)
         q_nope, q_rope = q.split([self.head_dim, self.rope_head_dim], dim=-1)
-        if self.rope_head_dim:
+        if self.rotary is not None:
             q_rope = self._rope(q_rope, positions)
         return q_nope, q_rope  # [B, H, T, d_n], [B, H, T, d_R]
 
     def _latent(self, x: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         c_kv, k_rope = self.kv_a_proj(x).split([self.kv_lora_rank, self.rope_head_dim], dim=-1)
         c_kv = self.kv_a_norm(c_kv)
-        if self.rope_head_dim:
+        if self.rotary is not None:
             k_rope = self._rope(k_rope.unsqueeze(1), positions).squeeze(1)
         return c_kv, k_rope  # [B, T, d_c], [B, T, d_R]
 
@@ -371,4 +383,4 @@ class MultiHeadLatentAttention(nn.Module):
     def extra_repr(self) -> str:
         return (f"d_model={self.d_model}, n_heads={self.n_heads}, head_dim={self.head_dim}, "
                 f"v_head_dim={self.v_head_dim}, kv_lora_rank={self.kv_lora_rank}, q_lora_rank={self.q_lora_rank}, "
-                f"rope_head_dim={self.rope_head_dim}, absorb={self.absorb}")
+                f"rope_head_dim={self.rope_head_dim}, rotate={self.rotary is not None}, absorb={self.absorb}")
