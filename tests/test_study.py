@@ -115,3 +115,9 @@ def test_bad_input(S):
         study.rerun_entry("full-attention", 60, 0)
     with pytest.raises(ValueError, match="split="):
         study.common_recipe(50, split="test")
+
+
+def test_rebuild_distance_of_an_identical_copy(tmp_path):
+    shutil.copytree(study.STUDY_DIR, tmp_path / "study")
+    distances = study.rebuild_distances(tmp_path / "study")
+    assert len(distances) == 36 and all(d.identical and d.score_diff == 0 == d.max_item_diff for d in distances)
