@@ -415,21 +415,21 @@ class FrontierReport:
         return path
 
     def to_markdown(self, digits: int = 4) -> str:
-        """Two Markdown tables: the measured points, then the paired differences."""
+        """Markdown tables: the measured points, the paired differences, then each system's checkpoint and variant."""
         self.validate()
         scalar = self.scalarization.scalar_unit
-        lines = [f"| system | {self.grid_unit} | score | interval | scalar cost ({scalar}) | checkpoint |",
-                 "|---|---:|---:|---|---:|---|"]
+        lines = [f"| system | {self.grid_unit} | score | interval | scalar cost ({scalar}) |", "|---|---:|---:|---|---:|"]
         for p in self.points:
             i = p.interval
             lines.append(f"| {p.system} | {p.grid_cost:g} | {p.score:.{digits}f} | "
-                         f"[{i.low:.{digits}f}, {i.high:.{digits}f}] | {self.scalar_cost(p):.4g} | "
-                         f"{self.identities[p.system].checkpoint} |")
+                         f"[{i.low:.{digits}f}, {i.high:.{digits}f}] | {self.scalar_cost(p):.4g} |")
         lines += ["", f"| a | b | {self.grid_unit} | a - b | interval | pairs |", "|---|---|---:|---:|---|---:|"]
         for q in self.paired:
             i = q.interval
             lines.append(f"| {q.system_a} | {q.system_b} | {q.grid_cost:g} | {q.difference:.{digits}f} | "
                          f"[{i.low:.{digits}f}, {i.high:.{digits}f}] | {q.n_pairs} |")
+        lines += ["", "| system | checkpoint | variant |", "|---|---|---|"]
+        lines += [f"| {n} | {self.identities[n].checkpoint} | {self.identities[n].variant} |" for n in self.systems]
         return "\n".join(lines)
 
 

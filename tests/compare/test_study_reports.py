@@ -136,6 +136,7 @@ def test_export_json_atomic_and_markdown(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no partial file left
     md = r.to_markdown()
     assert md.count("\n| kda | 50 |") == 1 and md.count("\n| kda | mla |") == 3 and "| kda | mla | 200 |" in md
+    assert "| mla | sha256:11111111 | mla: 4 layers |" in md
     with pytest.raises(IncompleteReport):
         dataclasses.replace(r, scalarization=None).to_json(tmp_path / "bad.json")
     assert not (tmp_path / "bad.json").exists()
