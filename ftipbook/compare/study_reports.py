@@ -564,8 +564,9 @@ def ordering(values: Mapping[EstimandKey, float], *, higher_is_better: bool = Tr
 # ----------------------------------------------------------------------------------------------
 # ftip-00LY: coordinate changes and a 2 x 2 factorial
 # ----------------------------------------------------------------------------------------------
-#: Intervention coordinates named by ftip-00LY, and the (record kind, field) pairs that carry each: the
-#: records of :mod:`ftipbook.compare.records` and the flat model-instance record (kind ``"instance"``).
+#: The intervention coordinates named by ftip-00LY, each with the ``(record kind, field)`` pairs that carry
+#: it, for the records of :mod:`ftipbook.compare.records` and for the flat model-instance record
+#: (kind ``"instance"``).
 COORDINATE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
     "optimizer": (("training", "optimizer"), ("training", "schedule"), ("instance", "optimizer")),
     "post-training": (("training", "sft"), ("training", "feedback"), ("instance", "post_training")),
@@ -856,9 +857,6 @@ class Blank:
         return "blank: no instance of this family was declared under this interface and budget"
 
 
-Cell = Comparable | Incomparable | Open
-
-
 @dataclass(frozen=True)
 class TransferMatrix:
     """Which interfaces and budgets permit a comparison among architecture families (ftip-00LZ).
@@ -871,7 +869,7 @@ class TransferMatrix:
     """
 
     columns: tuple[str, ...]
-    cells: Mapping[tuple[str, str], Cell]
+    cells: Mapping[tuple[str, str], Comparable | Incomparable | Open]
     rows: tuple[str, ...] = FAMILIES
 
     def __post_init__(self) -> None:
@@ -893,7 +891,7 @@ class TransferMatrix:
                 raise TypeError(f"cell {key!r} must be Comparable, Incomparable or Open, got {type(cell).__name__}")
         object.__setattr__(self, "cells", MappingProxyType(dict(self.cells)))
 
-    def cell(self, row: str, column: str) -> Cell | Blank:
+    def cell(self, row: str, column: str) -> Comparable | Incomparable | Open | Blank:
         """The cell at ``(row, column)``; :class:`Blank` when undeclared."""
         if row not in self.rows or column not in self.columns:
             raise KeyError(f"no cell ({row!r}, {column!r}); rows {list(self.rows)}, columns {list(self.columns)}")
@@ -972,7 +970,7 @@ class TransferMatrix:
     def to_markdown(self) -> str:
         """The matrix as a Markdown table: ``comparable`` (with value and unit when measured), ``incomparable``,
         ``open`` or ``blank`` per cell."""
-        def show(cell: Cell | Blank) -> str:
+        def show(cell: Comparable | Incomparable | Open | Blank) -> str:
             if isinstance(cell, Comparable) and cell.value is not None:
                 return f"comparable: {cell.value:.4g} {cell.unit}"
             return cell.status
@@ -1155,7 +1153,9 @@ class ComparisonResult:
         if margin <= 0:
             raise ValueError(f"margin={margin!r} must be > 0: the smallest difference that would matter")
         object.__setattr__(self, "margin", margin)
-        if self.power_at_margin is not None and not 0 <= self.power_at_margin <= 1:
+        if self.power_at_margin is not None and (isinstance(self.power_at_margin, bool)
+                                                 or not isinstance(self.power_at_margin, (int, float, Fraction))
+                                                 or not 0 <= self.power_at_margin <= 1):
             raise ValueError(f"power_at_margin={self.power_at_margin!r} must be a probability")
 
     @property
@@ -1205,6 +1205,8 @@ class StoppingReport:
                 _text("excluded configuration", k)
                 _text(f"reason for excluding {k!r}", v)
             object.__setattr__(self, "excluded", MappingProxyType(dict(self.excluded)))
+        if self.uncertainty is not None and not isinstance(self.uncertainty, str):
+            raise TypeError(f"uncertainty must name the interval procedure (a string), got {self.uncertainty!r}")
         if self.stopping_rule is not None and not isinstance(self.stopping_rule, (str, SequentialSignTest)):
             raise TypeError(f"stopping_rule must be a description or a SequentialSignTest, got "
                             f"{type(self.stopping_rule).__name__}")

@@ -460,3 +460,23 @@ def test_run_conditions_and_instance_records():
     b = dataclasses.replace(a, name="b", precision="bfloat16", post_training="sft", evaluation_law="T=2")
     got = {c.coordinate for c in coordinate_changes(a, b) if c.status == "differs"}
     assert got == {"precision", "post-training", "evaluation law"}
+
+
+def test_report_inputs_are_checked():
+    rep = StoppingReport((50.0,), "steps", {}, "fixed", "t", (result(True, 0.2, 0.4),))
+    with pytest.raises(TypeError, match="uncertainty"):
+        dataclasses.replace(rep, uncertainty=0.95)
+    with pytest.raises(TypeError, match="ComparisonResult"):
+        dataclasses.replace(rep, results=("a vs b",))
+    for bad in ("0.3", 1.5, True):
+        with pytest.raises(ValueError, match="power_at_margin"):
+            result(False, -0.2, 0.2, power_at_margin=bad)
+    with pytest.raises(TypeError, match="detected"):
+        ComparisonResult("a vs b", 0.0, Interval(-1, 1, 0.95, "x"), 1, 0.1, "nats")
+    with pytest.raises(ValueError, match="entries is empty"):
+        build_frontier_report([], protocol="p", grid_unit="steps", scalarization=FLOPS, identities={}, configs={},
+                              pareto_coordinates=("memory",))
+    with pytest.raises(TypeError, match="SystemIdentity"):
+        report(identities={"kda": "sha256:0", "mla": identity("mla")})
+    with pytest.raises(TypeError, match="Scalarization"):
+        report(scalarization={"train_flops": 1.0})
