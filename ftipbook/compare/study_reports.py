@@ -418,7 +418,8 @@ class FrontierReport:
         """Markdown tables: the measured points, the paired differences, then each system's checkpoint and variant."""
         self.validate()
         scalar = self.scalarization.scalar_unit
-        lines = [f"| system | {self.grid_unit} | score | interval | scalar cost ({scalar}) |", "|---|---:|---:|---|---:|"]
+        lines = [f"| system | {self.grid_unit} | score | interval | scalar cost ({scalar}) |",
+                 "|---|---:|---:|---|---:|"]
         for p in self.points:
             i = p.interval
             lines.append(f"| {p.system} | {p.grid_cost:g} | {p.score:.{digits}f} | "
@@ -602,12 +603,13 @@ class RunConditions(Record):
         for name, kind in (("identity", SystemIdentity), ("training", TrainingRecord), ("systems", SystemsRecord),
                            ("evaluation", EvaluationConditions)):
             if not isinstance(getattr(self, name), kind):
-                raise TypeError(f"RunConditions.{name} must be a {kind.__name__}, got {type(getattr(self, name)).__name__}")
+                raise TypeError(f"RunConditions.{name} must be a {kind.__name__}, "
+                                f"got {type(getattr(self, name)).__name__}")
 
 
 @dataclass(frozen=True)
 class CoordinateChange:
-    """A record field that differs (or is unrecorded) between two runs, and the intervention coordinate it belongs to."""
+    """A record field that differs (or is unrecorded) between two runs, and its intervention coordinate."""
 
     coordinate: str
     path: str
@@ -948,7 +950,7 @@ class TransferMatrix:
         return math.fsum(self.cells[row, c].value for c in self.columns) / len(self.columns)
 
     def impute(self, fill: object = None) -> "TransferMatrix":
-        """Always refused (:class:`ImputationRefused`): a blank or incompatible cell is a finding, not a missing score."""
+        """Always refused (:class:`ImputationRefused`): a blank or incompatible cell is a finding, not a gap."""
         findings = [f"({r!r}, {c!r})" for r, c, _ in self.findings()]
         raise ImputationRefused(f"imputation refused for {len(findings)} cell(s) {', '.join(findings)}: a blank or "
                                 f"incomparable cell is an incomparability finding (ftip-00LZ)")

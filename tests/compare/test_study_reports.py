@@ -259,7 +259,8 @@ def test_coordinate_changes_and_attribution():
     changes = coordinate_changes(run(), run(identity__layer_pattern="KKKM", systems__precision="bfloat16"))
     assert [c.coordinate for c in changes] == ["architecture", "precision"]
     plain = attribute_difference(changes)
-    assert not plain.architecture_effect and plain.label == "new intervention (architecture + precision), interaction not estimated"
+    assert not plain.architecture_effect
+    assert plain.label == "new intervention (architecture + precision), interaction not estimated"
     assert attribute_difference(changes[:1]).architecture_effect
     est = factorial_2x2({(a, b): [1.0, 2.0, 3.0] for a in "xy" for b in "uv"}, factor_a="architecture",
                         factor_b="precision", levels_a=("x", "y"), levels_b=("u", "v"), n_boot=100)
