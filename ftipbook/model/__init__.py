@@ -20,7 +20,10 @@ from ftipbook.model.block import DecoderBlock, mixer_class
 from ftipbook.model.cache import HybridCache, KVCache
 from ftipbook.model.candidates import candidate_seed, sample_candidates
 from ftipbook.model.config import ModelConfig, parse_pattern
-from ftipbook.model.ffn import FeedForward, MoEFeedForward, Routing, TopKRouter, load_balancing_loss, top_k_experts
+from ftipbook.model.ffn import (
+    FeedForward, MoEFeedForward, Routing, SigmoidTopKRouter, TopKRouter, load_balancing_loss, make_router,
+    top_k_experts,
+)
 from ftipbook.model.generate import (
     Generation,
     StopReason,
@@ -31,6 +34,7 @@ from ftipbook.model.generate import (
     stream_generate,
 )
 from ftipbook.model.hf import load_hf, save_hf
+from ftipbook.model.hf_hybrid import load_hf_hybrid, save_hf_hybrid
 from ftipbook.model.masks import NEG_INF, causal_mask, document_mask, segment_positions
 from ftipbook.model.norm import LayerNorm, Placement, Residual, RMSNorm
 from ftipbook.model.positional import (
@@ -52,7 +56,8 @@ __all__ = [
     "apply_rotary", "alibi_slopes", "alibi_bias",
     "NEG_INF", "causal_mask", "document_mask", "segment_positions",
     "sdpa_reference", "MultiHeadAttention",
-    "FeedForward", "TopKRouter", "Routing", "MoEFeedForward", "top_k_experts", "load_balancing_loss",
+    "FeedForward", "TopKRouter", "SigmoidTopKRouter", "make_router", "Routing", "MoEFeedForward", "top_k_experts",
+    "load_balancing_loss",
     "LayerNorm", "RMSNorm", "Residual", "Placement",
     "KVCache", "HybridCache",
     "DecoderBlock", "mixer_class", "DecoderLM", "build_model", "compile_model", "linear_cross_entropy",
@@ -61,5 +66,5 @@ __all__ = [
     "sequence_logprob", "continuation_logprobs",
     "param_count", "active_param_count", "measured_param_count", "flops_per_token", "cache_bytes",
     "kv_bytes_per_token",
-    "load_hf", "save_hf",
+    "load_hf", "save_hf", "load_hf_hybrid", "save_hf_hybrid",
 ]

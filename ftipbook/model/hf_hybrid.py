@@ -125,9 +125,9 @@ def hybrid_config_from_hf(hf: dict) -> ModelConfig:
     if set(mlp) - {"dense", "sparse"} or len(mlp) != n_layers:
         _refuse("mlp_layer_types", mlp, f"need {n_layers} entries from ['dense', 'sparse']")
     if len(set(mlp)) > 1:
-        field = "first_k_dense_replace" if model_type == "deepseek_v3" else "mlp_layer_types"
-        _refuse(field, _get(hf, field, default=mlp), "every DecoderLM layer has the same feed-forward sublayer; "
-                "need all layers dense or all MoE")
+        field = "mlp_layer_types" if "mlp_layer_types" in hf else "first_k_dense_replace"
+        _refuse(field, hf.get(field, 3 if model_type == "deepseek_v3" else 1), "every DecoderLM layer has the same "
+                "feed-forward sublayer; need all layers dense or all MoE")
     rope_dim = hf["qk_rope_head_dim"]
     fields: dict = dict(
         vocab_size=hf["vocab_size"], d_model=hf["hidden_size"], n_layers=n_layers, n_heads=n_heads,

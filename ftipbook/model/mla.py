@@ -120,6 +120,10 @@ def mla_attention_mask(
 class MultiHeadLatentAttention(nn.Module):
     """MLA mixer (DeepSeek-V2 Sec. 2.1; ftip-000V), NoPE when ``rope_head_dim == 0`` (Kimi Linear, ftip-00KV).
 
+    With ``rotate=False`` (``ModelConfig.mla_rotate_decoupled``) the ``d_R`` part is kept, cached and
+    scored but never rotated: NoPE with a key part shared by all heads, as ``transformers``
+    implements Kimi Linear's MLA layers.
+
     ``absorb`` selects the absorbed path (attention over the cached latent) instead of the explicit
     one; both give the same outputs and the same cache.
     """

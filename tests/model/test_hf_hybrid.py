@@ -270,3 +270,14 @@ def test_zoo_hybrid_kda_export_refuses_the_output_gate_bias(tmp_path):
     tokens = torch.tensor([[5, 100, 37, 260, 7, 411, 2, 64, 300, 12, 9, 480]])
     with torch.no_grad():
         torch.testing.assert_close(_from_pretrained(tmp_path / "out")(tokens).logits, ours(tokens), atol=ATOL, rtol=0)
+
+
+def test_moonshot_style_kimi_config():
+    """Moonshot's own config.json names the KDA sizes and layers in ``linear_attn_config`` (1-based)."""
+    hf = {k: v for k, v in _kimi().to_dict().items() if k not in ("layer_types", "mlp_layer_types", "linear_num_heads")}
+    hf.update(linear_attn_config={"kda_layers": [1, 2, 4], "full_attn_layers": [3], "num_heads": 2, "head_dim": 8,
+                                  "short_conv_kernel_size": 3}, first_k_dense_replace=0)
+    cfg = hybrid_config_from_hf(hf)
+    assert (cfg.layer_pattern, cfg.kda_n_heads, cfg.kda_head_dim, cfg.conv_kernel, cfg.ffn) == ("KKMK", 2, 8, 3, "moe")
+    with pytest.raises(ValueError, match="first_k_dense_replace=1 in config.json is not supported"):
+        hybrid_config_from_hf({**hf, "first_k_dense_replace": 1})
