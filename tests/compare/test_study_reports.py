@@ -481,3 +481,15 @@ def test_report_inputs_are_checked():
         report(identities={"kda": "sha256:0", "mla": identity("mla")})
     with pytest.raises(TypeError, match="Scalarization"):
         report(scalarization={"train_flops": 1.0})
+
+
+def test_a_report_needs_two_systems_and_a_positive_grid():
+    one = small_report([point("a", 1, -3.0, 10, 5), point("b", 1, -3.0, 10, 5)])
+    alone = dataclasses.replace(one, points=tuple(p for p in one.points if p.system == "a"), paired=(),
+                                identities={"a": one.identities["a"]}, configs={"a": {"d": 1}})
+    with pytest.raises(IncompleteReport, match="compared models"):
+        alone.validate()
+    with pytest.raises(ValueError, match="increasing positive"):
+        dataclasses.replace(one, grid=(0.0, 1.0, 2.0))
+    with pytest.raises(KeyError, match="'a' at grid cost 3"):
+        one.point("a", 3.0)
