@@ -77,7 +77,7 @@ TUNING_LRS = (3e-3, 1e-2, 3e-2)
 TUNING_BUDGET, TUNING_SEED = 200, 0
 #: The entries whose checkpoints are committed: seed 0 at the largest budget, one per package.
 CHECKPOINT_BUDGET, CHECKPOINT_SEED = 400, 0
-#: The declared accounting of the tuning cost: training FLOPs as the library counts them.
+#: The declared accounting of the tuning cost, training FLOPs as the library counts them.
 TUNING_ACCOUNTING = Scalarization({"train_flops": 1.0}, {"train_flops": "FLOP"}, "FLOP")
 
 _WIDTH = dict(d_model=64, n_layers=4, n_heads=4, d_ff=176, max_seq_len=SEQ_LEN)
@@ -404,7 +404,7 @@ class Study:
 
     @property
     def recipe(self) -> Mapping[str, Any]:
-        """The common recipe at the largest budget (each budget's recipe: :meth:`recipe_at`)."""
+        """The common recipe at the largest budget; :meth:`recipe_at` gives each budget's recipe."""
         return self.recipe_at(max(self.budgets))
 
     def recipe_at(self, budget: int) -> Mapping[str, Any]:
@@ -430,12 +430,12 @@ class Study:
 
     @property
     def build(self) -> Mapping[str, Any]:
-        """Build facts: seconds, CPU seconds, CPU kind, threads, versions."""
+        """Build facts (seconds, CPU seconds, CPU kind, threads, versions)."""
         return MappingProxyType(self.data["build"])
 
     @property
     def tuning(self) -> TuningResult:
-        """The equal-tuning arm's result (ftip-00JW): trials, selected learning rate, tuning cost per package."""
+        """The equal-tuning arm's result (ftip-00JW), with trials, selected learning rate and tuning cost per package."""
         return TuningResult.from_dict(self.data["tuning"]["result"])
 
     @property

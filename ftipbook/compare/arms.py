@@ -34,7 +34,7 @@ from ftipbook.compare.cost import UNKNOWN, CostVector, Scalarization, Unknown
 from ftipbook.compare.records import ComparisonArm
 from ftipbook.eval.stats import Interval, paired_bootstrap
 
-#: Selection rules an equal-tuning arm may declare: the highest tuning score, ties to the earliest trial.
+#: Selection rules an equal-tuning arm may declare (the highest tuning score, ties to the earliest trial).
 SELECTION_RULES = ("max_score",)
 
 #: The ways :meth:`ArmResult.difference` may pair two packages' scores.

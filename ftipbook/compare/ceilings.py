@@ -121,7 +121,7 @@ class ReachableSet:
 
     @property
     def ceiling(self) -> ReachedPoint:
-        """The best reached point (ties: the cheaper, then the earlier declared)."""
+        """The best reached point; ties go to the cheaper, then to the earlier declared."""
         return min(self.points, key=lambda p: (-p.score, p.cost))
 
     def interventions(self) -> list[Intervention]:
