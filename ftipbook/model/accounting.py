@@ -62,8 +62,9 @@ def norm_params(cfg: ModelConfig) -> int:
 def param_count(cfg: ModelConfig, *, active: bool = False) -> int:
     """Analytic number of parameters of ``DecoderLM(cfg)`` (``active=True``: see module docstring)."""
     total = cfg.vocab_size * cfg.d_model + (cfg.max_seq_len * cfg.d_model if cfg.pos == "learned" else 0)
-    for letter in cfg.layer_kinds:
-        total += _mixer_stat(letter, "param_count")(cfg) + ffn_params(cfg, active=active) + 2 * norm_params(cfg)
+    for i, letter in enumerate(cfg.layer_kinds):
+        total += _mixer_stat(letter, "param_count")(cfg) + ffn_params(cfg.ffn_config(i), active=active)
+        total += 2 * norm_params(cfg)
     total += norm_params(cfg) if cfg.final_norm else 0
     total += 0 if cfg.tie_embeddings else cfg.vocab_size * cfg.d_model
     return total + (cfg.vocab_size if cfg.unembed_bias else 0)
@@ -91,7 +92,7 @@ def flops_per_token(cfg: ModelConfig, context: int, mode: str = "prefill") -> fl
     if context < 1:
         raise ValueError(f"context={context} must be >= 1")
     mixer = {k: _mixer_stat(k, "flops_per_token")(cfg, context, mode) for k in set(cfg.layer_kinds)}
-    per_pass = sum(mixer[k] + ffn_flops_per_token(cfg) for k in cfg.layer_kinds)
+    per_pass = sum(mixer[k] + ffn_flops_per_token(cfg.ffn_config(i)) for i, k in enumerate(cfg.layer_kinds))
     return cfg.n_loops * per_pass + 2 * cfg.d_model * cfg.vocab_size
 
 

@@ -49,6 +49,7 @@ class DecoderBlock(nn.Module):
         super().__init__()
         self.kind = cfg.layer_kinds[layer_idx]
         self.mixer = Residual(mixer_class(self.kind)(cfg, layer_idx), make_norm(cfg), cfg.mixer_placement)
+        cfg = cfg.ffn_config(layer_idx)  # dense in the first moe_dense_layers layers of a MoE model
         self.ffn = Residual(make_ffn(cfg), make_norm(cfg), cfg.ffn_placement)
 
     def new_cache(

@@ -7,6 +7,7 @@ model follows the dtype of its parameters (``model.to(torch.bfloat16)``).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, fields
 
@@ -134,6 +135,7 @@ class ModelConfig:
     moe_norm_topk: bool = True  # sigmoid router: divide the selected affinities by their sum
     moe_n_groups: int = 1  # sigmoid router: expert groups (n_group); experts are split into equal groups
     moe_topk_groups: int = 1  # sigmoid router: groups a token may route to (topk_group), <= moe_n_groups
+    moe_dense_layers: int = 0  # with ffn="moe": the first layers keep a dense expert_ffn of width d_ff
     # layer stack
     layer_pattern: str = "A"  # repeated to n_layers: "A" softmax attention, "M" MLA, "K" KDA
     n_loops: int = 1  # r, passes through the (weight-shared) stack: depth reuse
@@ -178,6 +180,14 @@ class ModelConfig:
     def expert_width(self) -> int:
         """The hidden width of one expert, ``d_expert`` if declared, else ``d_ff``."""
         return self.d_expert if self.d_expert is not None else self.d_ff
+
+    def ffn_config(self, layer: int) -> "ModelConfig":
+        """The configuration whose ``ffn`` layer ``layer`` builds: ``self``, except that with
+        ``ffn="moe"`` the first ``moe_dense_layers`` layers take the dense ``expert_ffn`` of width
+        ``d_ff`` (DeepSeek-V3's ``first_k_dense_replace``)."""
+        if self.ffn == "moe" and layer < self.moe_dense_layers:
+            return dataclasses.replace(self, ffn=self.expert_ffn, moe_dense_layers=0)
+        return self
 
     @property
     def layer_kinds(self) -> str:
@@ -245,6 +255,10 @@ class ModelConfig:
                      "moe_topk_groups"):
             _at_least(name, getattr(self, name), 1)
         _at_least("n_shared_experts", self.n_shared_experts, 0)
+        _at_least("moe_dense_layers", self.moe_dense_layers, 0)
+        if self.moe_dense_layers and (self.ffn != "moe" or self.moe_dense_layers > self.n_layers):
+            raise ValueError(f"moe_dense_layers={self.moe_dense_layers} needs ffn='moe' (got {self.ffn!r}) and at "
+                             f"most n_layers={self.n_layers} layers")
         _at_least("rope_head_dim", self.rope_head_dim, 0)
         for name in ("d_expert", "q_lora_rank", "mla_v_head_dim", "kda_n_heads", "kda_head_dim", "kda_gate_rank"):
             if getattr(self, name) is not None:

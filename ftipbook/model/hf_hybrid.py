@@ -1,7 +1,10 @@
 """Read and write the Hugging Face Kimi Linear and DeepSeek-V3 checkpoint layouts (ftip-00KV, ftip-000V, ftip-000Z).
 
 The two hybrid families of the note, as ``transformers`` implements them
-(``KimiLinearForCausalLM``, ``DeepseekV3ForCausalLM``), mapped onto :class:`~ftipbook.model.transformer.DecoderLM`:
+(``KimiLinearForCausalLM``, ``DeepseekV3ForCausalLM``), mapped onto :class:`~ftipbook.model.transformer.DecoderLM`.
+The first ``first_k_dense_replace`` layers (Kimi: the ``"dense"`` ``mlp_layer_types``) keep a dense
+SwiGLU of width ``intermediate_size`` (``moe_dense_layers``).
+
 
 * Kimi Linear (``model_type="kimi_linear"``): KDA layers (letter ``K``) and MLA layers without
   positions (``M``). The transformers MLA layer keeps a shared key part of width
@@ -23,7 +26,8 @@ Both: latent RMSNorms of ``c_KV`` and ``c_Q`` with epsilon ``1e-6`` whatever ``r
 of width ``n_shared_experts * moe_intermediate_size``, which is our ``n_shared_experts`` experts
 side by side. A ``config.json`` field whose value we cannot compute is refused by name
 (``ValueError``): YaRN or other RoPE scaling, attention biases, tied embeddings, grouped key/value
-heads, activations other than SiLU, and a mix of dense and MoE layers. Multi-token-prediction
+heads, activations other than SiLU, and dense layers that do not all precede the MoE layers.
+Multi-token-prediction
 modules (``num_nextn_predict_layers``) are not part of the logits and are not read.
 
 Export (:func:`save_hf_hybrid`) refuses a model whose function the layout cannot hold, naming the
@@ -124,10 +128,9 @@ def hybrid_config_from_hf(hf: dict) -> ModelConfig:
     pattern, mlp = _layer_kinds_from_hf(hf, model_type, n_layers)
     if set(mlp) - {"dense", "sparse"} or len(mlp) != n_layers:
         _refuse("mlp_layer_types", mlp, f"need {n_layers} entries from ['dense', 'sparse']")
-    if len(set(mlp)) > 1:
-        field = "mlp_layer_types" if "mlp_layer_types" in hf else "first_k_dense_replace"
-        _refuse(field, hf.get(field, 3 if model_type == "deepseek_v3" else 1), "every DecoderLM layer has the same "
-                "feed-forward sublayer; need all layers dense or all MoE")
+    n_dense = mlp.count("dense")
+    if mlp != ["dense"] * n_dense + ["sparse"] * (n_layers - n_dense):
+        _refuse("mlp_layer_types", mlp, "the dense layers must come first (moe_dense_layers)")
     rope_dim = hf["qk_rope_head_dim"]
     fields: dict = dict(
         vocab_size=hf["vocab_size"], d_model=hf["hidden_size"], n_layers=n_layers, n_heads=n_heads,
@@ -135,7 +138,7 @@ def hybrid_config_from_hf(hf: dict) -> ModelConfig:
         max_seq_len=_get(hf, "max_position_embeddings", "model_max_length", default=2048), pos="none",
         norm="rmsnorm", norm_eps=hf.get("rms_norm_eps", 1e-6), layer_pattern=pattern,
         kv_lora_rank=hf["kv_lora_rank"], q_lora_rank=hf.get("q_lora_rank"), mla_v_head_dim=hf["v_head_dim"],
-        mla_latent_norm_eps=HF_LATENT_NORM_EPS, ffn="moe" if mlp[0] == "sparse" else "swiglu",
+        mla_latent_norm_eps=HF_LATENT_NORM_EPS, ffn="swiglu" if n_dense == n_layers else "moe",
     )
     if model_type == "deepseek_v3":
         if rope_dim == 0:
@@ -166,7 +169,7 @@ def hybrid_config_from_hf(hf: dict) -> ModelConfig:
             moe_routed_scale=float(_get(hf, "routed_scaling_factor", default=1.0)),
             moe_norm_topk=bool(_get(hf, "norm_topk_prob", "moe_renormalize", default=True)),
             moe_n_groups=_get(hf, "n_group", "num_expert_group", default=1) or 1,
-            moe_topk_groups=_get(hf, "topk_group", default=1) or 1,
+            moe_topk_groups=_get(hf, "topk_group", default=1) or 1, moe_dense_layers=n_dense,
         )
     return ModelConfig(**fields)
 
@@ -229,7 +232,7 @@ def hybrid_config_to_hf(cfg: ModelConfig, model_type: str) -> dict:
         hf.update({
             "max_position_embeddings": cfg.max_seq_len, "n_routed_experts": cfg.n_experts,
             "num_experts_per_tok": cfg.top_k, "n_shared_experts": cfg.n_shared_experts, "n_group": cfg.moe_n_groups,
-            "norm_topk_prob": cfg.moe_norm_topk, "first_k_dense_replace": 0 if moe else cfg.n_layers,
+            "norm_topk_prob": cfg.moe_norm_topk, "first_k_dense_replace": cfg.moe_dense_layers if moe else cfg.n_layers,
             "rope_parameters": {"rope_type": "default", "rope_theta": cfg.rope_theta}, "rope_interleave": False,
             "num_nextn_predict_layers": 0,
         })
@@ -242,7 +245,7 @@ def hybrid_config_to_hf(cfg: ModelConfig, model_type: str) -> dict:
             "linear_head_dim": cfg.kda_head_dim if cfg.kda_head_dim is not None else cfg.d_head,
             "linear_conv_kernel_dim": cfg.conv_kernel,
             "layer_types": ["linear_attention" if k == "K" else "full_attention" for k in kinds],
-            "mlp_layer_types": ["sparse" if moe else "dense"] * cfg.n_layers,
+            "mlp_layer_types": ["sparse" if cfg.ffn_config(i).ffn == "moe" else "dense" for i in range(cfg.n_layers)],
         })
     return hf
 
@@ -289,7 +292,7 @@ def _mla_names(i: int, q_lora: bool) -> dict[str, str]:
 
 
 def _ffn_names(i: int, cfg: ModelConfig, model_type: str) -> dict[str, str]:
-    moe = cfg.ffn == "moe"
+    moe = cfg.ffn_config(i).ffn == "moe"
     hf, ours = f"model.layers.{i}." + _ffn_prefix(model_type, moe), f"blocks.{i}.ffn.fn."
     if not moe:
         return {hf + f"{p}_proj.weight": ours + f"{p}.weight" for p in ("gate", "up", "down")}
@@ -313,6 +316,13 @@ def _names(cfg: ModelConfig, model_type: str) -> dict[str, str]:
     return names
 
 
+def _tensor(tensors: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+    """``tensors[name]``; a dense Kimi Linear layer is also found under ``block_sparse_moe.``, where
+    ``transformers`` writes it (Moonshot's checkpoints use ``mlp.``)."""
+    other = name.replace(".mlp.", ".block_sparse_moe.")
+    return tensors[other if name not in tensors and other in tensors else name]
+
+
 def hybrid_state_dict_from_hf(tensors: dict[str, torch.Tensor], cfg: ModelConfig, hf: dict) -> dict[str, torch.Tensor]:
     """Rename the tensors of a Kimi Linear / DeepSeek-V3 checkpoint into a ``DecoderLM`` state dict.
 
@@ -321,7 +331,7 @@ def hybrid_state_dict_from_hf(tensors: dict[str, torch.Tensor], cfg: ModelConfig
     rows of the query and key projections (module docstring). A missing tensor raises ``KeyError``.
     """
     model_type = hf["model_type"]
-    out = {ours: tensors[name] for name, ours in _names(cfg, model_type).items()}
+    out = {ours: _tensor(tensors, name) for name, ours in _names(cfg, model_type).items()}
     rope = 0 if cfg.mla_nope else cfg.rope_head_dim
     interleaved = model_type == "deepseek_v3" and hf.get("rope_interleave", True)
     for i, kind in enumerate(cfg.layer_kinds):
@@ -336,7 +346,7 @@ def hybrid_state_dict_from_hf(tensors: dict[str, torch.Tensor], cfg: ModelConfig
             out[q] = _reorder_query_rope(out[q], cfg.n_heads, cfg.d_head, order)
             kv = out[fn + "kv_a_proj.weight"]
             out[fn + "kv_a_proj.weight"] = torch.cat([kv[: cfg.kv_lora_rank], kv[cfg.kv_lora_rank :][order]])
-        if cfg.ffn == "moe":
+        if cfg.ffn_config(i).ffn == "moe":
             shared = f"model.layers.{i}." + _ffn_prefix(model_type, True) + "shared_experts."
             parts = {p: tensors[shared + f"{p}_proj.weight"] for p in ("gate", "up", "down")}
             for s in range(cfg.n_shared_experts):
@@ -370,7 +380,7 @@ def hybrid_state_dict_to_hf(model: DecoderLM, model_type: str) -> dict[str, torc
             out[hf + "kv_a_proj_with_mqa.weight"] = torch.cat([kv[: cfg.kv_lora_rank] * scale, kv[cfg.kv_lora_rank :]])
             if cfg.q_lora_rank is not None:
                 out[hf + "q_a_proj.weight"] = out[hf + "q_a_proj.weight"] * scale
-        if cfg.ffn == "moe":
+        if cfg.ffn_config(i).ffn == "moe":
             shared = f"model.layers.{i}." + _ffn_prefix(model_type, True) + "shared_experts."
             experts = [f"blocks.{i}.ffn.fn.shared.{s}." for s in range(cfg.n_shared_experts)]
             out[shared + "gate_proj.weight"] = torch.cat([ours[e + "gate.weight"] for e in experts])

@@ -12,6 +12,8 @@ CONFIGS = {
     "mqa-learned-layernorm": dict(n_kv_heads=1, pos="learned", norm="layernorm", ffn="gelu", ffn_bias=True),
     "post-nofinal-relu": dict(mixer_placement="post", ffn_placement="post", final_norm=False, ffn="relu"),
     "moe-shared": dict(ffn="moe", n_experts=6, top_k=2, n_shared_experts=1, d_expert=16, ffn_bias=True),
+    "moe-first-dense-sigmoid": dict(ffn="moe", n_layers=3, moe_dense_layers=2, n_experts=4, top_k=2, d_expert=8,
+                                    moe_router="sigmoid", moe_n_groups=2, moe_topk_groups=1),
     "looped": dict(n_layers=1, n_loops=3, head_dim=16),
     "hybrid-KKKA": dict(layer_pattern="KKKA", n_layers=4),
     "hybrid-MA": dict(layer_pattern="MA"),

@@ -26,14 +26,14 @@ def _kimi(**over):
     kw = dict(_COMMON, num_hidden_layers=4, qk_rope_head_dim=4, q_lora_rank=None, linear_head_dim=8, linear_num_heads=3,
               linear_conv_kernel_dim=4, num_local_experts=6, n_group=1, topk_group=1,
               layer_types=["linear_attention", "linear_attention", "full_attention", "linear_attention"],
-              mlp_layer_types=["sparse"] * 4)
+              mlp_layer_types=["dense", "sparse", "sparse", "sparse"])
     kw.update(over)
     return transformers.KimiLinearConfig(**kw)
 
 
 def _deepseek(**over):
-    kw = dict(_COMMON, num_hidden_layers=2, qk_rope_head_dim=4, q_lora_rank=12, n_routed_experts=8, n_group=4,
-              topk_group=2, first_k_dense_replace=0, rope_interleave=True,
+    kw = dict(_COMMON, qk_rope_head_dim=4, q_lora_rank=12, n_routed_experts=8, n_group=4,
+              topk_group=2, first_k_dense_replace=1, num_hidden_layers=3, rope_interleave=True,
               rope_parameters={"rope_type": "default", "rope_theta": 500.0})
     kw.update(over)
     return transformers.DeepseekV3Config(**kw)
@@ -154,7 +154,7 @@ def _library_model(**fields):
     ("kimi_linear", dict(layer_pattern="KM", rope_head_dim=4, mla_rotate_decoupled=False, ffn="moe", n_experts=4,
                          top_k=2, n_shared_experts=1, d_expert=7, moe_router="sigmoid", moe_routed_scale=1.5)),
     ("deepseek_v3", dict(layer_pattern="M", rope_head_dim=4, q_lora_rank=9, rope_theta=300.0, norm_eps=1e-4,
-                         ffn="moe", n_experts=6, top_k=2, n_shared_experts=2, d_expert=5, moe_router="sigmoid",
+                         ffn="moe", moe_dense_layers=1, n_experts=6, top_k=2, n_shared_experts=2, d_expert=5, moe_router="sigmoid",
                          moe_n_groups=3, moe_topk_groups=2, moe_norm_topk=False, moe_routed_scale=0.7)),
 ])
 def test_library_model_exports_exactly(tmp_path, model_type, fields):
@@ -192,10 +192,11 @@ def test_latent_epsilon_rescaling_is_needed(tmp_path):
     (lambda: _deepseek(rope_parameters={"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0,
                                         "original_max_position_embeddings": 64}), "rope_parameters.rope_type='yarn'"),
     (lambda: _deepseek(attention_bias=True), "attention_bias=True"),
-    (lambda: _deepseek(first_k_dense_replace=1), "first_k_dense_replace=1"),
+    (lambda: _deepseek(rope_parameters={"rope_type": "linear", "rope_theta": 1e4, "factor": 2.0}),
+     "rope_parameters.rope_type='linear'"),
     (lambda: _deepseek(num_key_value_heads=2), "num_key_value_heads=2"),
     (lambda: _deepseek(hidden_act="gelu"), "hidden_act='gelu'"),
-    (lambda: _kimi(mlp_layer_types=["dense", "sparse", "sparse", "sparse"]), "mlp_layer_types="),
+    (lambda: _kimi(mlp_layer_types=["sparse", "dense", "sparse", "sparse"]), "mlp_layer_types="),
     (lambda: _kimi(tie_word_embeddings=True), "tie_word_embeddings=True"),
 ])
 def test_unsupported_config_is_refused_by_name(tmp_path, config, field):
@@ -279,5 +280,6 @@ def test_moonshot_style_kimi_config():
                                   "short_conv_kernel_size": 3}, first_k_dense_replace=0)
     cfg = hybrid_config_from_hf(hf)
     assert (cfg.layer_pattern, cfg.kda_n_heads, cfg.kda_head_dim, cfg.conv_kernel, cfg.ffn) == ("KKMK", 2, 8, 3, "moe")
-    with pytest.raises(ValueError, match="first_k_dense_replace=1 in config.json is not supported"):
-        hybrid_config_from_hf({**hf, "first_k_dense_replace": 1})
+    cfg = hybrid_config_from_hf({**hf, "first_k_dense_replace": 1})
+    assert (cfg.ffn, cfg.moe_dense_layers, [cfg.ffn_config(i).ffn for i in range(4)]) == ("moe", 1, [
+        "swiglu", "moe", "moe", "moe"])

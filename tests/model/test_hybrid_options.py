@@ -81,6 +81,9 @@ def test_make_router_keeps_the_softmax_default():
     (dict(mla_latent_norm_eps="small"), TypeError, "mla_latent_norm_eps='small' must be a real number"),
     (dict(mla_rotate_decoupled=1), TypeError, "mla_rotate_decoupled=1 must be True or False"),
     (dict(moe_norm_topk=None), TypeError, "moe_norm_topk=None must be True or False"),
+    (dict(moe_dense_layers=1), ValueError, "moe_dense_layers=1 needs ffn='moe'"),
+    (dict(ffn="moe", n_layers=2, moe_dense_layers=3), ValueError, "at most n_layers=2"),
+    (dict(moe_dense_layers=-1), ValueError, "moe_dense_layers=-1 must be an int >= 0"),
 ])
 def test_new_fields_refuse_bad_values(fields, error, message):
     with pytest.raises(error, match=message):
@@ -112,3 +115,17 @@ def test_unrotated_decoupled_part_is_position_free():
         cache = layer.new_cache(2)
         layer(x, cache=cache)
         assert cache.k_rope.shape == (2, 5, 4)
+
+
+def test_first_dense_layers():
+    """moe_dense_layers=2: layers 0 and 1 hold a dense expert_ffn of width d_ff, the rest a MoE."""
+    from ftipbook.model import build_model
+    from ftipbook.model.ffn import FeedForward, MoEFeedForward
+
+    cfg = ModelConfig(ffn="moe", n_layers=4, moe_dense_layers=2, expert_ffn="gelu", d_ff=48, d_expert=16)
+    model = build_model(cfg)
+    kinds = [type(block.ffn.fn) for block in model.blocks]
+    assert kinds == [FeedForward, FeedForward, MoEFeedForward, MoEFeedForward]
+    assert [model.blocks[i].ffn.fn.kind for i in (0, 1)] == ["gelu", "gelu"]
+    assert model.blocks[0].ffn.fn.up.out_features == 48
+    assert cfg.ffn_config(3) is cfg and cfg.ffn_config(0).ffn == "gelu"
