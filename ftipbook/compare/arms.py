@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from ftipbook.compare.checks import real as _real
 from ftipbook.compare.cost import UNKNOWN, CostVector, Scalarization, Unknown
 from ftipbook.compare.records import ComparisonArm
 from ftipbook.eval.stats import Interval, paired_bootstrap
@@ -74,13 +75,6 @@ def _mapping(name: str, value: object, *, nonempty: bool = True) -> dict[str, An
         raise ValueError(f"{name} has coordinate names that are not non-empty strings: {bad!r}")
     return plain(value)
 
-
-def _real(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name}={value!r} must be finite")
-    return float(value)
 
 
 def _seeds(seeds: object) -> tuple[int, ...]:

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from numbers import Real
 
+from ftipbook.compare.checks import real as _real
 from ftipbook.compare.cost import CostVector, Unknown
 
 
@@ -46,14 +47,6 @@ class Undefined:
     def __bool__(self) -> bool:
         raise TypeError(f"undefined ({self.reason}) is neither true nor false; test isinstance(x, Undefined)")
 
-
-def _real(name: str, value: object, *, finite: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if math.isnan(value) or (finite and not math.isfinite(value)):
-        raise ValueError(f"{name}={value!r} must be a {'finite ' if finite else ''}real number")
-    return value
 
 
 # ----------------------------------------------------------------------------------------------

@@ -30,11 +30,11 @@ import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from numbers import Real
 from types import MappingProxyType
 
 import numpy as np
 
+from ftipbook.compare.checks import real as _real
 from ftipbook.compare.cost import CostVector, Scalarization, Unknown
 from ftipbook.compare.frontier import Intervention, frontier_value
 from ftipbook.eval.stats import Interval, bootstrap_mean_ci, paired_bootstrap
@@ -47,14 +47,6 @@ class OffGridError(ValueError):
 class MissingGridPoint(ValueError):
     """An architecture was not observed at some declared grid point (ftip-00LI)."""
 
-
-def _real(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name}={value!r} must be a finite real number")
-    return value
 
 
 def _name(what: str, value: object) -> str:

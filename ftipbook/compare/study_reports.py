@@ -28,7 +28,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from fractions import Fraction
 from itertools import combinations
-from numbers import Real
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol
@@ -36,6 +35,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from ftipbook import atomic
+from ftipbook.compare.checks import real as _real
 from ftipbook.compare.cost import CostVector, Scalarization, Unknown, pareto_dominates
 from ftipbook.compare.frontier import (
     CostRatio,
@@ -92,14 +92,6 @@ def _text(name: str, value: object) -> str:
         raise ValueError(f"{name} must be a non-empty string, got {value!r}")
     return value
 
-
-def _real(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name}={value!r} must be finite")
-    return value
 
 
 def _interval(name: str, value: object) -> Interval | None:

@@ -28,7 +28,7 @@ import torch
 from torch.nn import functional as F
 from torch.overrides import TorchFunctionMode
 
-from ftipbook.model.attention import MultiHeadAttention, sdpa_reference
+from ftipbook.model.attention import sdpa_reference
 from ftipbook.model.cache import HybridCache, KVCache, tensor_bytes
 
 #: Positional parameter names of ``torch.nn.functional.scaled_dot_product_attention``.
