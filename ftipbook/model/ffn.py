@@ -75,7 +75,8 @@ class TopKRouter(nn.Module):
 class SigmoidTopKRouter(nn.Module):
     """DeepSeek-V3's router (ftip-000Z; DeepSeek-V3 report, Sec. 2.1.2), as ``transformers`` computes it.
 
-    Affinities ``s = sigmoid(z W_g)`` (in float32 at least). Experts are chosen by the top-k of
+    Affinities ``s = sigmoid(z W_g)``, computed in float32 at least (a bfloat16 model routes on
+    float32 logits, as ``transformers`` does). Experts are chosen by the top-k of
     ``s + b``, where ``b`` (``score_bias``, a buffer: DeepSeek's auxiliary-loss-free balancing bias)
     only steers the choice. With ``n_groups > topk_groups`` the experts form ``n_groups`` equal
     groups, each scored by the sum of its two best ``s + b``, and only the ``topk_groups`` best
@@ -92,8 +93,9 @@ class SigmoidTopKRouter(nn.Module):
         self.register_buffer("score_bias", torch.zeros(n_experts))
 
     def forward(self, z: torch.Tensor) -> Routing:
-        logits = self.gate(z)
-        affinity = torch.sigmoid(_wide(logits))
+        wide = _wide(z)  # the logits in float32 at least, as transformers computes them
+        logits = F.linear(wide, self.gate.weight.to(wide.dtype))
+        affinity = torch.sigmoid(logits)
         choice = affinity + self.score_bias.to(affinity.dtype)
         if self.topk_groups < self.n_groups:
             grouped = choice.view(*choice.shape[:-1], self.n_groups, -1)

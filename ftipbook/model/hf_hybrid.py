@@ -109,7 +109,8 @@ def _rope_theta(hf: dict) -> float:
 def hybrid_config_from_hf(hf: dict) -> ModelConfig:
     """``ModelConfig`` of a Kimi Linear or DeepSeek-V3 ``config.json`` dictionary (ftip-00KV, ftip-000Z).
 
-    Refuses, naming the field and value, whatever :class:`~ftipbook.model.transformer.DecoderLM` cannot compute exactly.
+    Refuses, naming the field and value, whatever :class:`~ftipbook.model.transformer.DecoderLM`
+    cannot compute exactly.
     """
     model_type = hf.get("model_type")
     if model_type not in HYBRID_ARCHITECTURES:
@@ -156,9 +157,9 @@ def hybrid_config_from_hf(hf: dict) -> ModelConfig:
         else:
             fields.update(mla_nope=True)
     if fields["ffn"] == "moe":
-        scoring = _get(hf, "scoring_func", "moe_router_activation_func", default="sigmoid")
-        if scoring != "sigmoid":
-            _refuse("scoring_func", scoring, "transformers' router is sigmoid gating")
+        for key in ("scoring_func", "moe_router_activation_func"):
+            if hf.get(key, "sigmoid") != "sigmoid":
+                _refuse(key, hf[key], "transformers' router is sigmoid gating")
         shared = _get(hf, "n_shared_experts", "num_shared_experts", default=1)
         if not shared:
             _refuse("n_shared_experts", shared, "transformers always builds the shared expert; need >= 1")

@@ -154,8 +154,9 @@ def _library_model(**fields):
     ("kimi_linear", dict(layer_pattern="KM", rope_head_dim=4, mla_rotate_decoupled=False, ffn="moe", n_experts=4,
                          top_k=2, n_shared_experts=1, d_expert=7, moe_router="sigmoid", moe_routed_scale=1.5)),
     ("deepseek_v3", dict(layer_pattern="M", rope_head_dim=4, q_lora_rank=9, rope_theta=300.0, norm_eps=1e-4,
-                         ffn="moe", moe_dense_layers=1, n_experts=6, top_k=2, n_shared_experts=2, d_expert=5, moe_router="sigmoid",
-                         moe_n_groups=3, moe_topk_groups=2, moe_norm_topk=False, moe_routed_scale=0.7)),
+                         ffn="moe", moe_dense_layers=1, n_experts=6, top_k=2, n_shared_experts=2, d_expert=5,
+                         moe_router="sigmoid", moe_n_groups=3, moe_topk_groups=2, moe_norm_topk=False,
+                         moe_routed_scale=0.7)),
 ])
 def test_library_model_exports_exactly(tmp_path, model_type, fields):
     """A DecoderLM built here (latent epsilon = norm_eps, not transformers' 1e-6) is written and
