@@ -206,12 +206,16 @@ class ModelArtifact:
         *,
         numerics: NumericsSpec | None = None,
         provenance: Provenance | None = None,
+        state_dict: Mapping[str, torch.Tensor] | None = None,
     ) -> ModelArtifact:
         """Snapshot a ``DecoderLM`` (weights copied to the CPU). Default numerics: the parameters'
-        dtype, softmax law, the tokenizer's ``eos_id`` and ``cfg.max_seq_len``."""
+        dtype, softmax law, the tokenizer's ``eos_id`` and ``cfg.max_seq_len``. ``state_dict``: the
+        weights to snapshot instead of ``model.state_dict()`` (e.g. the full weights gathered from a
+        model sharded with FSDP, :func:`ftipbook.train.distributed.gather_full_state`)."""
         if not isinstance(model, DecoderLM):
             raise TypeError(f"model must be a DecoderLM, got {type(model).__name__}")
-        state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+        source = model.state_dict() if state_dict is None else state_dict
+        state = {k: v.detach().to("cpu", copy=True) for k, v in source.items()}
         if numerics is None:
             dtype = next(name for name, d in DTYPES.items() if d == next(model.parameters()).dtype)
             eos = None if tokenizer is None else tokenizer.eos_id

@@ -147,7 +147,7 @@ def _train_config(args: argparse.Namespace):
                        lr=args.lr, weight_decay=args.weight_decay, schedule=args.schedule,
                        warmup_steps=args.warmup_steps, grad_clip=None if args.grad_clip == 0 else args.grad_clip,
                        precision=args.precision, eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
-                       progress=args.progress)
+                       progress=args.progress, parallel=args.parallel)
 
 
 def _model_config(args: argparse.Namespace, vocab_size: int):
@@ -220,8 +220,10 @@ def _train_in(args: argparse.Namespace, ctx) -> None:
     if args.resume is not None:
         trainer.restore(args.resume)
     log = trainer.run()
+    full = trainer.full_state()  # FSDP: every rank takes part in gathering the weights on rank 0
     if ctx.is_main:
-        artifact = ModelArtifact.from_model(trainer.model, tok, provenance=trainer_provenance(trainer))
+        artifact = ModelArtifact.from_model(trainer.model, tok, provenance=trainer_provenance(trainer),
+                                            state_dict=None if full is None else full.model)
         save_artifact(artifact, out)
         write_text(out / "train_log.json", json.dumps({**log.to_dict(), "world_size": ctx.world_size}) + "\n")
         evals = f", eval NLL {log.evals[-1][1]:.4f}" if log.evals else ""
@@ -300,7 +302,8 @@ def _parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("train", help="pretrain (or fine-tune) a decoder on the toy mixture; writes an artifact",
                        description="Train a DecoderLM on the toy mixture and save a base-model artifact to --out. "
-                                   "Launch with torchrun --nproc_per_node N for DDP (the global batch is split).",
+                                   "Launch with torchrun --nproc_per_node N for DDP or FSDP (the global batch "
+                                   "is split).",
                        formatter_class=_Formatter)
     t.add_argument("--out", required=True, help="directory for the artifact, train_log.json and checkpoints")
     t.add_argument("--overwrite", action="store_true", help="replace an artifact that --out already holds")
@@ -316,6 +319,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--grad-clip", type=_finite(0), default=1.0, help="global gradient-norm clip; 0 disables it")
     t.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16"],
                    help="auto: bf16 autocast on CUDA, fp32 on CPU")
+    t.add_argument("--parallel", default="ddp", choices=["ddp", "fsdp"],
+                   help="under torchrun: replicate the model (ddp) or shard it (fsdp, FSDP2)")
     t.add_argument("--eval-every", type=count, default=0, help="evaluate on a held-out draw every N steps (0: never)")
     t.add_argument("--checkpoint-every", type=count, default=0, help="write OUT/checkpoints/step-K every N steps")
     t.add_argument("--resume", help="a checkpoint directory of this same run to continue from, or 'latest' "

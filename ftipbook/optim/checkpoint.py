@@ -51,10 +51,13 @@ def _decode(value: Any, tensors: dict[str, torch.Tensor]) -> Any:
     return value
 
 
-def optimizer_bytes(optimizer: torch.optim.Optimizer) -> bytes:
-    """``optimizer.state_dict()`` as safetensors bytes (non-tensor parts in the JSON metadata)."""
+def optimizer_bytes(optimizer: torch.optim.Optimizer, state: dict | None = None) -> bytes:
+    """``optimizer.state_dict()`` as safetensors bytes (non-tensor parts in the JSON metadata).
+
+    ``state``: a state dict to write instead, e.g. the full state gathered from a model sharded
+    with FSDP (:func:`ftipbook.train.distributed.gather_full_state`)."""
     tensors: dict[str, torch.Tensor] = {}
-    structure = json.dumps(_encode(optimizer.state_dict(), "s", tensors))
+    structure = json.dumps(_encode(optimizer.state_dict() if state is None else state, "s", tensors))
     return save(tensors, metadata={_META_KEY: structure, _DIGEST_KEY: tensors_digest(tensors, structure)})
 
 

@@ -10,7 +10,9 @@ the manifest last: a checkpoint is complete once its manifest is in place. Resto
 file into memory and checks it against the manifest, refusing a damaged file by name;
 :func:`latest_checkpoint` finds the newest complete checkpoint and reports incomplete ones.
 Restoring all of it into freshly built objects continues a run with exactly the losses of an
-uninterrupted one. Nothing is pickled.
+uninterrupted one. Nothing is pickled. A run sharded with FSDP writes and reads the same files:
+the full state is gathered on rank 0 to be written, and every rank loads its shard of it; the
+``parallel`` field of the configuration is the one difference allowed between writer and reader.
 """
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ from ftipbook.artifact import (META_FILE, WEIGHTS_FILE, ModelArtifact, Provenanc
 from ftipbook.atomic import file_sets, read_file_set, sha256, write_file_set
 from ftipbook.file_records import json_record, safetensors_record
 from ftipbook.optim.checkpoint import load_optimizer_bytes, optimizer_bytes
+from ftipbook.train.config import TrainConfig
+from ftipbook.train.distributed import FullState, load_full_tensor
 from ftipbook.train.loop import TrainRun
 
 if TYPE_CHECKING:
@@ -93,15 +97,19 @@ def _json_bytes(record: dict) -> bytes:
     return (json.dumps(record, indent=1, sort_keys=True, allow_nan=False) + "\n").encode()
 
 
-def save_training_checkpoint(trainer: Trainer, path: str | Path) -> Path:
-    """Write ``trainer``'s full state into the directory ``path``, ``MANIFEST.json`` last."""
+def save_training_checkpoint(trainer: Trainer, path: str | Path, *, full: FullState | None = None) -> Path:
+    """Write ``trainer``'s full state into the directory ``path``, ``MANIFEST.json`` last.
+
+    ``full``: the weights and optimizer state gathered from a sharded model
+    (:meth:`~ftipbook.train.loop.Trainer.full_state`), written instead of the local ones."""
     state_dict = getattr(trainer.batches, "state_dict", None)
     if state_dict is None:
         raise TypeError(
             f"the batch iterator {type(trainer.batches).__name__} has no state_dict(); a checkpoint must record "
             f"the data position to resume exactly"
         )
-    artifact = ModelArtifact.from_model(trainer.model, trainer.tokenizer, provenance=trainer_provenance(trainer))
+    artifact = ModelArtifact.from_model(trainer.model, trainer.tokenizer, provenance=trainer_provenance(trainer),
+                                        state_dict=None if full is None else full.model)
     rng_tensors, rng_meta = _rng_state()
     meta = {
         "format": FORMAT,
@@ -114,7 +122,8 @@ def save_training_checkpoint(trainer: Trainer, path: str | Path) -> Path:
         "rng": rng_meta,
         "runtime_hash": artifact.runtime_hash(),
     }
-    files = {**artifact_files(artifact), OPTIMIZER_FILE: optimizer_bytes(trainer.optimizer),
+    optimizer = optimizer_bytes(trainer.optimizer, state=None if full is None else full.optimizer)
+    files = {**artifact_files(artifact), OPTIMIZER_FILE: optimizer,
              RNG_FILE: save(rng_tensors, metadata={"format": FORMAT}), TRAINER_FILE: _json_bytes(meta)}
     manifest = {"format": FORMAT, "step": trainer.step,
                 "files": {name: {"sha256": sha256(data), "bytes": len(data)} for name, data in files.items()}}
@@ -205,8 +214,8 @@ def restore_training_checkpoint(trainer: Trainer, path: str | Path) -> Path:
     ``path="latest"`` restores :func:`latest_checkpoint` of ``trainer.checkpoint_dir`` and warns
     about every incomplete checkpoint skipped. Every file is verified against the manifest before
     anything is loaded. The trainer must have been built like the one that wrote it: same model
-    configuration, same optimizer class and groups, same ``TrainConfig`` and seeds (a mismatch
-    raises ``ValueError``).
+    configuration, same optimizer class and groups, same ``TrainConfig`` (but for ``parallel``) and
+    seeds (a mismatch raises ``ValueError``).
     """
     path = _resolve(trainer, path)
     files = read_training_checkpoint(path)
@@ -215,7 +224,9 @@ def restore_training_checkpoint(trainer: Trainer, path: str | Path) -> Path:
         raise ValueError(f"{path / TRAINER_FILE} has format {meta.get('format')!r}; expected {FORMAT!r}")
     if json_record(files[MANIFEST_FILE], path / MANIFEST_FILE).get("step") != meta.get("step"):
         raise ValueError(f"{path / MANIFEST_FILE} records another step than {TRAINER_FILE}; the manifest is damaged")
-    for name, saved, live in (("train_config", meta["train_config"], trainer.cfg.to_dict()),
+    layout_free = [{k: v for k, v in TrainConfig.from_dict(d).to_dict().items() if k != "parallel"}
+                   for d in (meta["train_config"], trainer.cfg.to_dict())]
+    for name, saved, live in (("train_config", *layout_free),
                               ("randomness", meta["randomness"], trainer.randomness.to_dict())):
         if saved != live:
             diff = sorted(k for k in saved if saved.get(k) != live.get(k))
@@ -228,9 +239,8 @@ def restore_training_checkpoint(trainer: Trainer, path: str | Path) -> Path:
     loader = getattr(trainer.batches, "load_state_dict", None)
     if loader is None:
         raise TypeError(f"the batch iterator {type(trainer.batches).__name__} has no load_state_dict()")
-    with torch.no_grad():
-        for name, tensor in trainer.model.state_dict().items():
-            tensor.copy_(artifact.state_dict[name])
+    for name, tensor in trainer.model.state_dict().items():
+        load_full_tensor(tensor, artifact.state_dict[name])
     if meta["optimizer_class"] != type(trainer.optimizer).__name__:
         raise ValueError(f"the checkpoint holds {meta['optimizer_class']} state; "
                          f"this optimizer is {type(trainer.optimizer).__name__}")

@@ -17,6 +17,7 @@ from ftipbook.plain_dict import from_plain_dict, to_plain_dict
 OPTIMIZERS = ("adamw", "adam", "sgd", "muon_adamw")
 SCHEDULES = ("constant", "cosine", "warmup_cosine")
 PRECISIONS = ("auto", "fp32", "bf16")
+PARALLEL = ("ddp", "fsdp")
 
 
 def _int_at_least(name: str, value: object, low: int) -> None:
@@ -79,7 +80,8 @@ class TrainConfig:
     """Hyperparameters, precision, logging and the stopping step of a training run (ftip-001I).
 
     The loop (:class:`~ftipbook.train.loop.Trainer`) reads ``steps``, ``grad_clip``, ``precision``,
-    ``eval_every``, ``checkpoint_every`` and ``progress``; :func:`~ftipbook.train.optimizers.build_optimizer`
+    ``eval_every``, ``checkpoint_every``, ``progress`` and ``parallel`` (how a process group shares the
+    model: :mod:`ftipbook.train.distributed`); :func:`~ftipbook.train.optimizers.build_optimizer`
     and :func:`~ftipbook.train.optimizers.build_schedule` read the optimizer and schedule fields;
     ``batch_size`` and ``seq_len`` size the batches of :func:`~ftipbook.train.data.batch_stream`.
     Frozen; derive variants with ``dataclasses.replace``, which validates again.
@@ -102,6 +104,7 @@ class TrainConfig:
     eval_every: int = 0  # evaluate every this many steps (and at the end); 0 = never
     checkpoint_every: int = 0  # write a training checkpoint every this many steps; 0 = never
     progress: bool | None = None  # tqdm progress bar; None = only when stderr is a terminal
+    parallel: str = "ddp"  # with a process group: "ddp" (replicated weights) | "fsdp" (sharded, FSDP2); else unused
 
     def __post_init__(self) -> None:
         self.validate()
@@ -113,7 +116,8 @@ class TrainConfig:
         _int_at_least("seq_len", self.seq_len, 1)
         for name, value, allowed in (("optimizer", self.optimizer, OPTIMIZERS),
                                      ("schedule", self.schedule, SCHEDULES),
-                                     ("precision", self.precision, PRECISIONS)):
+                                     ("precision", self.precision, PRECISIONS),
+                                     ("parallel", self.parallel, PARALLEL)):
             if value not in allowed:
                 raise ValueError(f"{name}={value!r} is not supported; allowed: {', '.join(map(repr, allowed))}")
         _number("lr", self.lr, low=0, low_open=True)

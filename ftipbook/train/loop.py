@@ -25,7 +25,8 @@ from tqdm.auto import tqdm
 from ftipbook.data.objective import masked_token_nll
 from ftipbook.data.windows import PackedBatch
 from ftipbook.train.config import RunRandomness, TrainConfig
-from ftipbook.train.distributed import DistContext, all_reduce_sum, barrier, context
+from ftipbook.train.distributed import (DistContext, FullState, all_reduce_sum, barrier, context, gather_full_state,
+                                        shard_model)
 from ftipbook.train.optimizers import build_schedule
 
 
@@ -121,8 +122,11 @@ class Trainer:
     and ``load_state_dict()``. ``schedule``: ``step -> multiplier`` (default:
     :func:`~ftipbook.train.optimizers.build_schedule` of ``cfg``); each group's base learning rate
     is its ``lr`` when the trainer is made. ``eval_batches``: a fixed sequence evaluated every
-    ``cfg.eval_every`` steps and at the end. With a process group (``torchrun``), the model is
-    wrapped in ``DistributedDataParallel`` and each rank trains on its rows of every global batch.
+    ``cfg.eval_every`` steps and at the end. With a process group (``torchrun``), each rank trains
+    on its rows of every global batch, and the model is wrapped in ``DistributedDataParallel``
+    (``cfg.parallel="ddp"``) or sharded in place with FSDP2 (``"fsdp"``,
+    :func:`~ftipbook.train.distributed.shard_model`, which also points ``optimizer`` at the
+    sharded parameters: build it fresh, from the model's own parameters).
     ``tokenizer``, ``data`` and ``randomness`` are recorded in checkpoints (see
     :mod:`ftipbook.train.checkpoint`).
     """
@@ -165,8 +169,16 @@ class Trainer:
         self._ddp = self._wrap(model)
         torch.manual_seed(self.randomness.optimizer)
 
+    @property
+    def sharded(self) -> bool:
+        """True when the model's parameters are sharded over the ranks (FSDP)."""
+        return self.ctx.active and self.cfg.parallel == "fsdp"
+
     def _wrap(self, model: nn.Module) -> nn.Module:
         if not self.ctx.active:
+            return model
+        if self.cfg.parallel == "fsdp":
+            shard_model(model, self.optimizer)
             return model
         from torch.nn.parallel import DistributedDataParallel
 
@@ -184,12 +196,13 @@ class Trainer:
         global_count = all_reduce_sum(torch.tensor(local.num_predicted, device=self.device), self.ctx)
         if global_count == 0:
             raise ValueError(f"the batch of step {self.step} has no predicted token (loss_mask is all False)")
-        # DDP averages gradients over ranks; scaling by world_size makes that the per-token gradient.
+        # DDP and FSDP average gradients over ranks; scaling by world_size makes that the per-token gradient.
         loss = nll_sum * (self.ctx.world_size / global_count)
         aux = getattr(self.model, "moe_aux_loss", lambda: None)()
         (loss if aux is None else loss + aux).backward()
         max_norm = self.cfg.grad_clip if self.cfg.grad_clip is not None else math.inf
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm))
+        norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm)
+        grad_norm = float(norm.full_tensor() if self.sharded else norm)  # FSDP: a replicated DTensor
         value = float(all_reduce_sum(nll_sum.detach(), self.ctx) / global_count)
         if not (math.isfinite(value) and math.isfinite(grad_norm)):
             raise FloatingPointError(
@@ -234,12 +247,21 @@ class Trainer:
         return self.log
 
     # ------------------------------------------------------------------------------------------
+    def full_state(self) -> FullState | None:
+        """Under FSDP, the full weights and optimizer state gathered on rank 0 (``None`` on the other ranks;
+        every rank must call it); otherwise ``None``: ``model`` and ``optimizer`` hold the full state."""
+        return gather_full_state(self.model, self.optimizer, self.ctx) if self.sharded else None
+
     def save_checkpoint(self, path: str | Path) -> Path:
-        """Write a training checkpoint to the directory ``path`` (rank 0 writes; all ranks wait)."""
+        """Write a training checkpoint to the directory ``path`` (rank 0 writes; all ranks wait).
+
+        Under FSDP every rank first takes part in gathering the full state (:meth:`full_state`), so
+        the checkpoint is the one a single process would write."""
         from ftipbook.train.checkpoint import save_training_checkpoint
 
+        full = self.full_state()
         if self.ctx.is_main:
-            save_training_checkpoint(self, path)
+            save_training_checkpoint(self, path, full=full)
         barrier(self.ctx)
         return Path(path)
 
