@@ -21,13 +21,15 @@ _KNOWN_DEVICE_TYPES = ("cpu", "cuda", "mps")
 
 
 def seed_everything(seed: int) -> torch.Generator:
-    """Seed Python, NumPy and PyTorch (CPU and CUDA); return a CPU generator seeded the same way."""
+    """Seed Python, NumPy and PyTorch (CPU and CUDA); return a generator seeded the same way, on the
+    default device (the CPU unless ``torch.set_default_device`` chose another), so that draws such as
+    ``torch.randn(..., generator=gen)`` also run where tensors are created by default."""
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
-    return torch.Generator().manual_seed(seed)
+    return torch.Generator(device=torch.get_default_device()).manual_seed(seed)
 
 
 def _available(device: torch.device) -> bool:
