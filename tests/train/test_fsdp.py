@@ -17,7 +17,7 @@ from tests.local_runs import free_port
 from tests.train.helpers import CountingStream, tiny_model
 
 CFG = TrainConfig(steps=8, batch_size=8, lr=5e-3, schedule="warmup_cosine", warmup_steps=2, progress=False,
-                  checkpoint_every=4, parallel="fsdp")
+                  checkpoint_every=4, eval_every=4, parallel="fsdp")
 #: FSDP sums gradient shards in another order than one process (reduce-scatter, sharded norms):
 #: the curves agree to float32 rounding, amplified a little by eight Adam steps.
 TOL = 1e-5
@@ -26,8 +26,9 @@ TOL = 1e-5
 def _trainer(directory, cfg: TrainConfig = CFG) -> Trainer:
     torch.set_num_threads(1)
     model = tiny_model(0)
+    held_out = CountingStream(batch_size=8, seed=7)
     return Trainer(model, build_optimizer(model, cfg), CountingStream(batch_size=8, seed=1), cfg,
-                   checkpoint_dir=directory)
+                   eval_batches=[next(held_out), next(held_out)], checkpoint_dir=directory)
 
 
 def _worker(rank: int, world: int, port: int, out: str, resume: bool, optimizer: str) -> None:
@@ -38,9 +39,9 @@ def _worker(rank: int, world: int, port: int, out: str, resume: bool, optimizer:
         assert trainer.sharded and all(isinstance(p, DTensor) for p in trainer.model.parameters())
         if resume:
             trainer.restore(f"{out}/fsdp/step-000004")
-        losses = trainer.run().losses
+        log = trainer.run()
         with open(f"{out}/losses{'-resumed' if resume else ''}.{rank}", "w") as f:
-            json.dump(losses, f)
+            json.dump(log.losses + [v for _, v in log.evals], f)  # the losses, then the evaluations
     finally:
         dist.destroy_process_group()
 
@@ -53,11 +54,13 @@ def _spawn(out, resume: bool, optimizer: str = CFG.optimizer) -> list[list[float
 def test_two_process_fsdp_matches_one_process_and_checkpoints(tmp_path):
     single = _trainer(tmp_path / "one")
     assert not single.sharded  # no process group: the plain one-process loop
-    losses = single.run().losses
+    log = single.run()
+    losses = log.losses + [v for _, v in log.evals]
+    assert len(losses) == 8 + 2
     ranks = _spawn(tmp_path, resume=False)
     assert ranks[0] == ranks[1]  # every rank logs the global loss
     assert ranks[0] == pytest.approx(losses, abs=TOL)
-    assert losses[-1] < losses[0] - 0.5  # and the run actually trained
+    assert losses[7] < losses[0] - 0.5  # and the run actually trained
 
     # The FSDP checkpoint holds the full weights, as the one-process checkpoint of the same step does.
     for step in (4, 8):
@@ -74,17 +77,19 @@ def test_two_process_fsdp_matches_one_process_and_checkpoints(tmp_path):
     # ... and restored in one process (the format is the same; parallel may differ), too.
     alone = _trainer(tmp_path / "alone", dataclasses.replace(CFG, parallel="ddp"))
     alone.restore(tmp_path / "fsdp" / "step-000004")
-    assert alone.run().losses == pytest.approx(losses, abs=TOL)
+    log = alone.run()
+    assert log.losses + [v for _, v in log.evals] == pytest.approx(losses, abs=TOL)
 
 
 def test_fsdp_with_muon_matches_one_process(tmp_path):
     """Muon's Newton-Schulz iteration acts on whole matrices; on sharded parameters it still gives the
     one-process update (the DTensor matrix products gather what they need)."""
     cfg = dataclasses.replace(CFG, optimizer="muon_adamw", checkpoint_every=0)
-    losses = _trainer(None, cfg).run().losses
+    log = _trainer(None, cfg).run()
+    losses = log.losses + [v for _, v in log.evals]
     ranks = _spawn(tmp_path, resume=False, optimizer="muon_adamw")
     assert ranks[0] == ranks[1] and ranks[0] == pytest.approx(losses, abs=TOL)
-    assert losses[-1] < losses[0] - 0.5
+    assert losses[7] < losses[0] - 0.5
 
 
 def test_parallel_is_validated():
