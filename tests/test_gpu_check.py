@@ -6,8 +6,8 @@ import pytest
 
 import gpu_check  # tools/ is importable (tests/conftest.py)
 
-ROWS = ["CUDA tests", "train step bf16 eager", "train step bf16 compiled", "KDA fla chunk_kda vs chunked (dry: recurrent)",
-        "generation vs transformers", *(f"chapter {item} on cpu" for item in gpu_check.CHAPTERS), "total wall time"]
+ROWS = ["CUDA tests", "train step bf16 eager", "train step bf16 compiled",
+        "KDA fla chunk_kda vs chunked (dry: recurrent)", "generation vs transformers", *(f"chapter {item} on cpu" for item in gpu_check.CHAPTERS), "total wall time"]
 
 
 def test_dry_run_prints_one_table_of_passing_rows():
@@ -41,3 +41,10 @@ def test_a_failing_step_becomes_a_fail_row():
     assert (row.check, row.status, row.detail) == ("train step bf16", "FAIL",
                                                    "RuntimeError: no kernel image is available")
     assert "FAIL" in gpu_check.format_rows([row]).splitlines()[2]
+
+
+@pytest.mark.skipif(gpu_check.torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
+def test_without_cuda_the_full_check_is_refused(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        gpu_check.main([])
+    assert exit_info.value.code == 2 and "--dry-run" in capsys.readouterr().err
