@@ -97,6 +97,9 @@ def sampling_law(
         ranked = ranked * keep
         ranked = ranked / ranked.sum(dim=-1, keepdim=True)
         keep &= ranked.cumsum(dim=-1) - ranked < top_p  # mass strictly before each id, in rank order
+        # The most likely id has no mass before it, so it is kept for every top_p > 0, also for one
+        # that rounds to 0 when compared with the float32 masses (which used to leave no id: NaN).
+        keep[..., 0] = True
     kept = torch.zeros_like(keep).scatter(-1, order, keep)
     probs = probs * kept
     return probs / probs.sum(dim=-1, keepdim=True)

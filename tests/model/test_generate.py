@@ -88,6 +88,16 @@ def test_top_p_keeps_smallest_set_reaching_p():
     torch.testing.assert_close(sampling_law(logits, temperature=1.0, top_p=1.0), probs)
 
 
+def test_top_p_below_float32_range_keeps_the_most_likely_id():
+    """A top_p that rounds to 0 against float32 masses still keeps the argmax (it was a NaN law)."""
+    assert sampling_law(torch.tensor([[0.0]]), temperature=1.0, top_p=4.8e-197).tolist() == [[1.0]]
+    law = sampling_law(torch.tensor([0.3, 1.7, -0.5]), temperature=1.0, top_p=1e-50)
+    assert law.tolist() == [0.0, 1.0, 0.0]
+    for top_p in (1e-300, 1e-46, 1e-30):  # below, at and above float32's smallest subnormal
+        law = sampling_law(torch.tensor([[0.3, 1.7, -0.5], [2.0, 2.0, 0.1]]), temperature=0.7, top_p=top_p)
+        assert law.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+
+
 def test_temperature_zero_is_point_mass_and_temperature_scales():
     logits = torch.tensor([0.0, 2.0, 2.0])
     assert sampling_law(logits, temperature=0).tolist() == [0.0, 1.0, 0.0]
