@@ -7,6 +7,7 @@ projections; our fused ``qkv`` tensor is the concatenation ``[q_proj; k_proj; v_
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -179,6 +180,24 @@ def _checkpoint_dtype(hf: dict, tensors: dict[str, torch.Tensor], source: Path) 
     return dtype
 
 
+def _read_checkpoint(
+    path: Path, parse: Callable[[dict], ModelConfig]
+) -> tuple[dict, ModelConfig, dict[str, torch.Tensor]]:
+    """``config.json`` of checkpoint directory ``path``, the config ``parse`` reads from it, and the
+    weights, checked against the SHA-256 record (:data:`DIGEST_KEY`) when ftipbook wrote them.
+    Errors name the file."""
+    hf = read_json(path / "config.json")
+    try:
+        cfg = parse(hf)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{path / 'config.json'}: {err}") from None
+    tensors, meta = _read_tensors(path)
+    if DIGEST_KEY in meta and meta[DIGEST_KEY] != tensors_digest(tensors, _config_text(hf)):
+        raise ValueError(f"{path / 'model.safetensors'} or {path / 'config.json'} differs from what was saved "
+                         f"(SHA-256 mismatch against the weights file's {DIGEST_KEY!r} record); a file is damaged")
+    return hf, cfg, tensors
+
+
 def load_hf(
     path: str | Path, *, device: torch.device | str | None = None, dtype: torch.dtype | None = None
 ) -> DecoderLM:
@@ -188,15 +207,7 @@ def load_hf(
     unless ``dtype`` asks for another one.
     """
     path = Path(path)
-    hf = read_json(path / "config.json")
-    try:
-        cfg = config_from_hf(hf)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{path / 'config.json'}: {err}") from None
-    tensors, meta = _read_tensors(path)
-    if DIGEST_KEY in meta and meta[DIGEST_KEY] != tensors_digest(tensors, _config_text(hf)):
-        raise ValueError(f"{path / 'model.safetensors'} or {path / 'config.json'} differs from what was saved "
-                         f"(SHA-256 mismatch against the weights file's {DIGEST_KEY!r} record); a file is damaged")
+    hf, cfg, tensors = _read_checkpoint(path, config_from_hf)
     model = DecoderLM(cfg)
     model.load_state_dict(state_dict_from_hf(tensors, cfg), strict=True)
     return model.to(device=device, dtype=dtype or _checkpoint_dtype(hf, tensors, path / "config.json"))

@@ -46,9 +46,9 @@ import torch
 from safetensors.torch import save
 
 from ftipbook.atomic import write_file_set
-from ftipbook.file_records import read_json, tensors_digest
+from ftipbook.file_records import tensors_digest
 from ftipbook.model.config import ModelConfig
-from ftipbook.model.hf import DIGEST_KEY, _checkpoint_dtype, _config_text, _read_tensors
+from ftipbook.model.hf import DIGEST_KEY, _checkpoint_dtype, _config_text, _read_checkpoint
 from ftipbook.model.transformer import DecoderLM
 
 HYBRID_ARCHITECTURES = {"kimi_linear": "KimiLinearForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM"}
@@ -403,15 +403,7 @@ def load_hf_hybrid(
     (:data:`ftipbook.model.hf.DIGEST_KEY`).
     """
     path = Path(path)
-    hf = read_json(path / "config.json")
-    try:
-        cfg = hybrid_config_from_hf(hf)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{path / 'config.json'}: {err}") from None
-    tensors, meta = _read_tensors(path)
-    if DIGEST_KEY in meta and meta[DIGEST_KEY] != tensors_digest(tensors, _config_text(hf)):
-        raise ValueError(f"{path / 'model.safetensors'} or {path / 'config.json'} differs from what was saved "
-                         f"(SHA-256 mismatch against the weights file's {DIGEST_KEY!r} record); a file is damaged")
+    hf, cfg, tensors = _read_checkpoint(path, hybrid_config_from_hf)
     try:
         state = hybrid_state_dict_from_hf(tensors, cfg, hf)
     except KeyError as err:
