@@ -48,6 +48,9 @@ class DecoderLM(nn.Module):
     weights (depth reuse); each application keeps its own layer cache.
     """
 
+    #: Roles (for :func:`parameter_roles`) of submodules a subclass adds around the decoder.
+    extra_roles: dict[str, str] = {}
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.cfg = cfg
@@ -80,10 +83,13 @@ class DecoderLM(nn.Module):
         ``max_len`` preallocates attention caches for that many positions; ``None`` lets them grow.
         """
         p = next(self.parameters())
-        return HybridCache(
-            [block.new_cache(batch, p.device, p.dtype, max_len=max_len) for _ in range(self.cfg.n_loops)
-             for block in self.blocks]
-        )
+        return HybridCache([self.blocks[i % self.cfg.n_layers].new_cache(batch, p.device, p.dtype, max_len=max_len)
+                            for i in range(self.layer_applications)])
+
+    @property
+    def layer_applications(self) -> int:
+        """Decoder-layer applications per position in one forward, ``n_layers * n_loops`` (one layer cache each)."""
+        return self.cfg.n_layers * self.cfg.n_loops
 
     def check_tokens(self, tokens: torch.Tensor, name: str = "tokens") -> None:
         """Refuse token ids outside ``[0, vocab_size)``, naming the argument ``name``, the first bad
@@ -181,7 +187,7 @@ class DecoderLM(nn.Module):
                 and longest > self.cfg.max_seq_len:
             raise ValueError(f"tokens has {longest} positions per row, more than the learned position table's "
                              f"max_seq_len={self.cfg.max_seq_len}")
-        applications = self.cfg.n_layers * self.cfg.n_loops
+        applications = self.layer_applications
         if cache is not None and len(cache) != applications:
             raise ValueError(f"cache has {len(cache)} layer caches, this model applies {applications} layers")
 
@@ -193,20 +199,31 @@ class DecoderLM(nn.Module):
         positions: torch.Tensor | None,
     ) -> torch.Tensor:
         """The body of :meth:`hidden_states` on inputs already checked (generation calls it per step)."""
+        positions = self._default_positions(tokens, seg_ids, cache, positions)
+        x = self._stack(self.positions(self.embed(tokens), positions), positions, seg_ids, cache)
+        if cache is not None:
+            cache.advance(tokens.shape[1])
+        return self.norm(x)
+
+    def _default_positions(self, tokens: torch.Tensor, seg_ids: torch.Tensor | None, cache: HybridCache | None,
+                           positions: torch.Tensor | None) -> torch.Tensor:
+        """``positions`` if given, else restarting per document under ``seg_ids``, else after the cache."""
+        if positions is not None:
+            return positions
+        if seg_ids is not None:
+            return segment_positions(seg_ids)
         b, t = tokens.shape
-        if positions is None:
-            if seg_ids is not None:
-                positions = segment_positions(seg_ids)
-            else:
-                past = 0 if cache is None else cache.length
-                positions = torch.arange(past, past + t, device=tokens.device).expand(b, t)
-        x = self.positions(self.embed(tokens), positions)
+        past = 0 if cache is None else cache.length
+        return torch.arange(past, past + t, device=tokens.device).expand(b, t)
+
+    def _stack(self, x: torch.Tensor, positions: torch.Tensor, seg_ids: torch.Tensor | None,
+               cache: HybridCache | None, first: int = 0) -> torch.Tensor:
+        """One pass of the residual stream ``x`` through the ``n_layers * n_loops`` layer applications
+        (before the final norm); application ``i`` uses the layer cache ``cache[first + i]``."""
         for i in range(self.cfg.n_layers * self.cfg.n_loops):
             block = self.blocks[i % self.cfg.n_layers]
-            x = block(x, positions=positions, seg_ids=seg_ids, cache=None if cache is None else cache[i])
-        if cache is not None:
-            cache.advance(t)
-        return self.norm(x)
+            x = block(x, positions=positions, seg_ids=seg_ids, cache=None if cache is None else cache[first + i])
+        return x
 
     # ------------------------------------------------------------------------------------------
     @torch.no_grad()
@@ -227,6 +244,11 @@ class DecoderLM(nn.Module):
         losses = [m.aux_loss for m in self.modules() if isinstance(m, MoEFeedForward) and m.aux_loss is not None]
         return torch.stack(losses).sum() if losses else None
 
+    def auxiliary_loss(self) -> torch.Tensor | None:
+        """Every auxiliary training loss of the last forward, added to the next-token loss by the
+        trainer: here the MoE load-balancing loss (subclasses add theirs); ``None`` if none."""
+        return self.moe_aux_loss()
+
 
 def parameter_roles(model: DecoderLM) -> dict[str, str]:
     """The construction of ftip-0012 that each learned tensor of ``model`` belongs to.
@@ -239,7 +261,8 @@ def parameter_roles(model: DecoderLM) -> dict[str, str]:
     ``"unembedding"`` (``W_U``, ``b_U``). A tensor outside these constructions raises
     ``ValueError`` naming it, so the map is exhaustive by construction.
     """
-    owners = {"embed": "embedding", "positions": "positions", "norm": "norm", "unembed": "unembedding"}
+    owners = {"embed": "embedding", "positions": "positions", "norm": "norm", "unembed": "unembedding",
+              **model.extra_roles}
     for i, block in enumerate(model.blocks):
         owners[f"blocks.{i}.mixer.fn"] = MIXERS[block.kind]
         owners[f"blocks.{i}.mixer.norm"] = owners[f"blocks.{i}.ffn.norm"] = "norm"

@@ -198,7 +198,7 @@ class Trainer:
             raise ValueError(f"the batch of step {self.step} has no predicted token (loss_mask is all False)")
         # DDP and FSDP average gradients over ranks; scaling by world_size makes that the per-token gradient.
         loss = nll_sum * (self.ctx.world_size / global_count)
-        aux = getattr(self.model, "moe_aux_loss", lambda: None)()
+        aux = getattr(self.model, "auxiliary_loss", lambda: None)()
         (loss if aux is None else loss + aux).backward()
         max_norm = self.cfg.grad_clip if self.cfg.grad_clip is not None else math.inf
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm)
