@@ -168,10 +168,21 @@ def runtime_hash(
     h = hashlib.sha256()
     tok = None if tokenizer is None else tokenizer_to_dict(tokenizer)
     h.update(_canonical({"format": FORMAT, "cfg": _declared(cfg), "numerics": _declared(numerics), "tokenizer": tok}))
+    _update_weights(h, state_dict)
+    return h.hexdigest()
+
+
+def _update_weights(h: "hashlib._Hash", state_dict: Mapping[str, torch.Tensor]) -> None:
     for name in sorted(state_dict):
         t = state_dict[name]
         h.update(_canonical([name, str(t.dtype), list(t.shape)]))
         h.update(_tensor_bytes(t))
+
+
+def weights_sha256(state_dict: Mapping[str, torch.Tensor]) -> str:
+    """SHA-256 of the weights alone (names, dtypes, shapes, bytes): equal exactly when every tensor is."""
+    h = hashlib.sha256()
+    _update_weights(h, state_dict)
     return h.hexdigest()
 
 

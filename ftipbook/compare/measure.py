@@ -25,7 +25,7 @@ import copy
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -56,10 +56,13 @@ CPU_SDPA_FLOPS: Mapping[Any, Callable[..., int]] = MappingProxyType({
 
 @dataclass(frozen=True)
 class FlopCount:
-    """FLOPs counted by ``FlopCounterMode`` (2 per multiply-add): the ``total`` and ``by_op`` totals."""
+    """FLOPs counted by ``FlopCounterMode`` (2 per multiply-add): the ``total``, the ``by_op`` totals
+    and the ``by_module`` totals (keyed by module path, e.g. ``"DecoderLM.blocks.0"``; a module
+    applied several times, as a shared block is, sums its applications)."""
 
     total: int
     by_op: Mapping[str, int]
+    by_module: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def count_flops(fn: Callable[[], Any]) -> tuple[Any, FlopCount]:
@@ -68,8 +71,11 @@ def count_flops(fn: Callable[[], Any]) -> tuple[Any, FlopCount]:
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     with FlopCounterMode(display=False, custom_mapping=dict(CPU_SDPA_FLOPS)) as counter:
         out = fn()
-    by_op = {str(op).removeprefix("aten."): int(n) for op, n in counter.get_flop_counts()["Global"].items()}
-    return out, FlopCount(int(counter.get_total_flops()), MappingProxyType(dict(sorted(by_op.items()))))
+    counts = counter.get_flop_counts()
+    by_op = {str(op).removeprefix("aten."): int(n) for op, n in counts["Global"].items()}
+    by_module = {name: sum(int(n) for n in ops.values()) for name, ops in counts.items() if name != "Global"}
+    return out, FlopCount(int(counter.get_total_flops()), MappingProxyType(dict(sorted(by_op.items()))),
+                          MappingProxyType(dict(sorted(by_module.items()))))
 
 
 def _model(model: object) -> DecoderLM:

@@ -219,7 +219,6 @@ class NextLatentLM(DecoderLM):
         return torch.stack(parts).sum() if parts else None
 
     def decoder_state_dict(self) -> dict[str, torch.Tensor]:
-        """The weights of the inference interface: every tensor except the training-only head."""
         return {k: v for k, v in self.state_dict().items() if not k.startswith("latent_head.")}
 
 

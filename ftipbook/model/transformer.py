@@ -244,6 +244,11 @@ class DecoderLM(nn.Module):
         losses = [m.aux_loss for m in self.modules() if isinstance(m, MoEFeedForward) and m.aux_loss is not None]
         return torch.stack(losses).sum() if losses else None
 
+    def decoder_state_dict(self) -> dict[str, torch.Tensor]:
+        """The weights the inference interface reads (all of them here; training-only heads of
+        subclasses are left out)."""
+        return self.state_dict()
+
     def auxiliary_loss(self) -> torch.Tensor | None:
         """Every auxiliary training loss of the last forward, added to the next-token loss by the
         trainer: here the MoE load-balancing loss (subclasses add theirs); ``None`` if none."""
