@@ -5,7 +5,7 @@ layer mix, the context length, the hardware, the kernel, the precision, the batc
 workload, and to name the baseline: "Transformer" alone does not say whether it is the paper's MLA
 or another full-attention implementation. :func:`capture` fills a :class:`KDAInstanceRecord` from a
 live ``DecoderLM`` *and* a greedy cached decode it runs: the checkpoint is the SHA-256 of the state
-dict (:func:`state_dict_sha256`), the layer mix is read off the model's blocks, the KDA kernels are
+dict (:func:`ftipbook.artifact.weights_sha256`), the layer mix is read off the model's blocks, the KDA kernels are
 the ones the layers actually called during that decode (:func:`kda_kernels_used`), and the cache
 bytes are those of the live cache after it.
 
@@ -19,7 +19,6 @@ a declared memory budget.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -29,6 +28,7 @@ from typing import ClassVar
 
 import torch
 
+from ftipbook.artifact import weights_sha256
 from ftipbook.compare.cache_model import measure_state_bytes
 from ftipbook.compare.cost import UNKNOWN, Unknown
 from ftipbook.compare.measure import decode_flops_per_token
@@ -99,19 +99,6 @@ def baseline_kind(model: DecoderLM) -> str:
     raise ValueError(f"a model with layers {layer_mix(model)!r} is not a full-attention baseline of one kind")
 
 
-def state_dict_sha256(model: torch.nn.Module) -> str:
-    """SHA-256 of a live model's state dict: per entry in sorted name order, ``name``, dtype, shape and raw bytes."""
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    h = hashlib.sha256()
-    state = model.state_dict()
-    for name in sorted(state):
-        t = state[name].detach().contiguous().cpu()
-        h.update(f"{name}|{str(t.dtype).removeprefix('torch.')}|{list(t.shape)}|".encode())
-        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
-    return h.hexdigest()
-
-
 @contextmanager
 def kda_kernels_used() -> Iterator[list[tuple[str, int]]]:
     """Record the KDA kernel functions actually called while active, as ``(kernel, tokens)`` pairs.
@@ -162,7 +149,7 @@ class KDAInstanceRecord(Record):
 
     ``role`` is ``"KDA"`` (the model has KDA layers) or ``"baseline"`` (it is the full-attention
     baseline); ``baseline`` the declared baseline kind, one of :data:`BASELINE_KINDS`;
-    ``checkpoint`` ``"sha256:<hex>"`` of the state dict; ``source`` where the weights come from;
+    ``checkpoint`` ``"sha256:<hex>"`` of the state dict (:func:`ftipbook.artifact.weights_sha256`); ``source`` where the weights come from;
     ``layer_mix`` a mixer letter per layer (or per repeating unit for a published model) and
     ``layer_counts`` its :func:`layer_counts`; ``parameters`` counted from the tensors;
     ``context_length`` the model's context limit; ``systems`` the hardware, software, kernel
@@ -265,7 +252,7 @@ def capture(model: DecoderLM, *, name: str, baseline: str, source: str | Unknown
         SystemsRecord.capture(model, batch=batch, cache_policy="growing KV cache + fixed KDA state", warmup=0,
                               prompt_length=prompt_length, new_tokens=new_tokens, decoding="greedy"),
         kernel=kernel, precision="/".join(sorted({str(p.dtype).removeprefix("torch.") for p in model.parameters()})))
-    return KDAInstanceRecord(name, role, baseline, f"sha256:{state_dict_sha256(model)}", source, mix, layer_counts(mix),
+    return KDAInstanceRecord(name, role, baseline, f"sha256:{weights_sha256(model.state_dict())}", source, mix, layer_counts(mix),
                              sum(p.numel() for p in model.parameters()), model.cfg.max_seq_len, systems,
                              cache.nbytes())
 
@@ -417,5 +404,5 @@ def stable_ordering(timing: RepeatedMeasurement, run_a: Callable[[], object], ru
 
 
 __all__ = ["BASELINE_KINDS", "ROLES", "KDA_KERNELS", "check_baseline", "layer_mix", "layer_counts", "baseline_kind",
-           "state_dict_sha256", "kda_kernels_used", "KDAInstanceRecord", "capture", "NoExactMatch", "match_d_ff",
+           "kda_kernels_used", "KDAInstanceRecord", "capture", "NoExactMatch", "match_d_ff",
            "CostFacts", "cost_facts", "stable_ordering"]

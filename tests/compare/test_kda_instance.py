@@ -1,6 +1,7 @@
 """Tests of ftipbook.compare.kda_instance (ftip-00K3, ftip-00K6)."""
 import dataclasses
 import hashlib
+import json
 
 import pytest
 import torch
@@ -40,13 +41,14 @@ def test_checkpoint_hash_is_the_state_dict(models):
     hybrid, _, _ = models
     h = hashlib.sha256()
     for name, t in sorted(hybrid.state_dict().items()):
-        h.update(f"{name}|float32|{list(t.shape)}|".encode())
+        h.update(json.dumps([name, "torch.float32", list(t.shape)], separators=(",", ":")).encode())
         h.update(t.numpy().tobytes())
-    assert ki.state_dict_sha256(hybrid) == h.hexdigest()
+    record = ki.capture(hybrid, name="h", baseline="MLA", prompt_length=4, new_tokens=1)
+    assert record.checkpoint == "sha256:" + h.hexdigest()
     twin = build_model(hybrid.cfg, seed=0)
     with torch.no_grad():
         next(twin.parameters()).view(-1)[0] += 1e-6
-    assert ki.state_dict_sha256(twin) != ki.state_dict_sha256(hybrid)
+    assert ki.capture(twin, name="h", baseline="MLA", prompt_length=4, new_tokens=1).checkpoint != record.checkpoint
 
 
 def test_baseline_capture_and_kind(models):
