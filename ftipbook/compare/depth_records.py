@@ -166,8 +166,9 @@ def stopping_rule(model: DecoderLM) -> str:
 class DepthReuseRecord(Record):
     """The depth-reuse model-instance record of ftip-00KP, captured by :meth:`capture`.
 
-    ``token_flops`` are the counted FLOPs of one decode step at the run's final context,
-    ``pass_flops`` the part of them spent in one pass through the blocks; ``memory_bytes`` the
+    ``token_flops`` are the counted FLOPs of one decode step right after the prompt (context =
+    prompt length + 1), per row, ``pass_flops`` the part of them spent in one pass through the
+    blocks; ``memory_bytes`` the
     parameters plus the cache after the run; ``recurrent_state_bytes`` the latents carried between
     token steps. Latencies are machine-specific (``MACHINE_FIELDS``).
     """
@@ -245,7 +246,8 @@ class DepthReuseRecord(Record):
 
 @torch.no_grad()
 def _step_flops(model: DecoderLM, prompt: torch.Tensor) -> tuple[int, int]:
-    """Counted FLOPs of one decode step after ``prompt``, in all and per pass through the blocks."""
+    """Counted FLOPs of one decode step after ``prompt [B, T]`` (context ``T + 1``), per row: in all and per
+    pass through the blocks."""
     was_training = model.training
     model.eval()
     try:
@@ -255,7 +257,8 @@ def _step_flops(model: DecoderLM, prompt: torch.Tensor) -> tuple[int, int]:
     finally:
         model.train(was_training)
     blocks = sum(n for name, n in count.by_module.items() if name.count(".") == 2 and ".blocks." in name)
-    return count.total, blocks // declared_passes(model)
+    rows = prompt.shape[0]
+    return count.total // rows, blocks // (rows * declared_passes(model))
 
 
 @dataclass(frozen=True)

@@ -96,3 +96,13 @@ def test_bad_capture_inputs_are_refused():
     with pytest.raises(TypeError, match="DepthReuseRecord"):
         depth_interventions(DepthReuseRecord(), ComputationAxisRecord())
     assert DepthReuseRecord().eval_seeds is UNKNOWN
+
+
+def test_token_flops_are_per_row_at_the_context_after_the_prompt():
+    from ftipbook.model.accounting import flops_per_token
+    cfg = dataclasses.replace(CFG, n_loops=2)
+    one = DepthReuseRecord.capture(build_model(cfg), PROMPT[:1], 2, repeats=1)
+    two = DepthReuseRecord.capture(build_model(cfg), PROMPT, 2, repeats=1)
+    # the accounting rule: decode at context 5 + 1, 2 loops; the CPU counter adds nothing beyond it here
+    assert one.token_flops == two.token_flops == flops_per_token(cfg, len(PROMPT[0]) + 1, "decode")
+    assert one.pass_flops == two.pass_flops == (two.token_flops - 2 * CFG.d_model * CFG.vocab_size) // 2
