@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -84,6 +85,9 @@ def test_toc_order_equals_note_order_and_every_page_exists():
 
 #: A reader scrolls sideways past this many characters of code.
 MAX_CODE_LINE = 88
+#: ``{prf:ref}`` prints the statement's kind itself ("Example 131"); a kind word before it doubles it.
+DOUBLED_KIND = re.compile(r"\b(Definition|Theorem|Lemma|Example|Remark|Proposition|Corollary|Notation|Convention)s? "
+                          r"\{prf:ref\}")
 
 
 @pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.stem)
@@ -104,6 +108,13 @@ def test_chapter_template(md):
     wide = [line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines()
             if len(line) > MAX_CODE_LINE]
     assert not wide, f"{md.name}: code lines over {MAX_CODE_LINE} characters: {wide[:3]}"
+    doubled = DOUBLED_KIND.findall(text)
+    assert not doubled, f"{md.name}: a kind word before {{prf:ref}} is printed twice: {doubled[:3]}"
+
+
+def test_front_matter_does_not_double_kind_words():
+    doubled = {p.name: DOUBLED_KIND.findall(p.read_text()) for p in (ROOT / "book").rglob("*.md")}
+    assert not {k: v for k, v in doubled.items() if v}
 
 
 def test_repository_url_is_one_setting():
@@ -111,6 +122,24 @@ def test_repository_url_is_one_setting():
     assert config["repository"]["url"] == REPOSITORY_URL
     assert config["execute"]["execute_notebooks"] == "off"
     assert "chapters/**/*.md" in config["exclude_patterns"]
+
+
+def test_bibliography_renders_no_editorial_notes_and_labels_author_year():
+    """Provenance notes stay in the .bib as comments; the page lists entries as "Surname et al., year",
+    the label the chapters' author-year citations print."""
+    sys.path.insert(0, str(ROOT / "book/_ext"))
+    from ftipbook_bib import author_year_label
+    bib = pybtex.database.parse_file(ROOT / "book/references.bib")
+    editorial = ("verif", "source note", "parse", "partial entry", "not confirmed", "found by search")
+    notes = {k: e.fields["note"] for k, e in bib.entries.items() if "note" in e.fields}
+    assert not {k: n for k, n in notes.items() if any(w in n.lower() for w in editorial)}
+    labels = {k: author_year_label(e) for k, e in bib.entries.items()}
+    assert labels["phuong2022formal"] == "Phuong and Hutter, 2022"
+    assert labels["ba2016layer"] == "Ba et al., 2016"
+    assert labels["mozer2026recirculation"] == "Mozer et al., 2026"
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
+    assert config["config"]["bibtex_default_style"] == "ftipbook_author_year"
+    assert config["local_extensions"] == {"ftipbook_bib": "book/_ext"}
 
 
 def test_every_citation_has_a_bibliography_entry():
