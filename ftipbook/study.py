@@ -223,20 +223,23 @@ class StudyRunner:
 
     ``captured[(name, budget, seed, lr, split)]`` keeps, per run, the records, measured FLOPs and
     the evaluation-split scores; ``save`` names runs ``(name, budget, seed)`` whose trained model
-    is saved as an artifact under ``checkpoint_dir``.
+    is saved as an artifact under ``checkpoint_dir`` (its inference weights,
+    ``model.decoder_state_dict()``); ``model_factory(cfg, seed=...)`` builds the model a run trains
+    (default :func:`~ftipbook.model.transformer.build_model`).
     """
 
     checkpoint_dir: Path | None = None
     save: tuple[tuple[str, int, int], ...] = ()
     log: Callable[[str], None] = print
     captured: dict = dataclasses.field(default_factory=dict)
+    model_factory: Callable[..., DecoderLM] = build_model
 
     def __call__(self, name: str, package: Mapping[str, Any], recipe: Mapping[str, Any], seed: int) -> Outcome:
         cfg = ModelConfig(**package)
         tcfg = train_config(recipe)
         randomness = RunRandomness.from_seed(seed)
         tok = zoo.tokenizer()
-        model = build_model(cfg, seed=randomness.init)
+        model = self.model_factory(cfg, seed=randomness.init)
         stream = batch_stream(zoo.pretraining_documents(), tok, tcfg, randomness)
         first = stream.batch(0)
         counted = training_step_flops(model, first)
@@ -301,7 +304,8 @@ class StudyRunner:
             "evaluation_item_scores": eval_items.tolist(),
         }
         if self.checkpoint_dir is not None and (name, budget, seed) in self.save:
-            artifact = ModelArtifact.from_model(model, tok, provenance=trainer_provenance(trainer))
+            artifact = ModelArtifact.from_model(model, tok, provenance=trainer_provenance(trainer),
+                                                state_dict=model.decoder_state_dict())
             save_artifact(artifact, self.checkpoint_dir / name)
         self.log(f"{name:15s} budget {budget:3d} seed {seed} lr {lr:g} {split:10s}: score {items.mean():+.4f}, "
                  f"{wall:.1f} s")
@@ -345,16 +349,18 @@ def _files(directory: Path) -> list[str]:
                   if p.is_file() and p.name != MANIFEST_FILE and not p.name.startswith("."))
 
 
-def verify(directory: str | Path = STUDY_DIR) -> dict[str, str]:
+def verify(directory: str | Path = STUDY_DIR, *, format: str = FORMAT,
+           build_command: str = "python scripts/build_study.py") -> dict[str, str]:
     """Check every file of the study against ``MANIFEST.json`` (ValueError naming a changed, missing or
-    unlisted file); return the manifest's file hashes."""
+    unlisted file); return the manifest's file hashes. ``format`` and ``build_command`` let another
+    committed file set with the same layout (e.g. :mod:`ftipbook.depth_study`) be checked the same way."""
     directory = Path(directory)
     path = directory / MANIFEST_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: build the study with `python scripts/build_study.py`")
+        raise FileNotFoundError(f"{path} is missing: build it with `{build_command}`")
     manifest = json.loads(path.read_text())
-    if manifest.get("format") != FORMAT:
-        raise ValueError(f"{path} has format {manifest.get('format')!r}; expected {FORMAT!r}")
+    if manifest.get("format") != format:
+        raise ValueError(f"{path} has format {manifest.get('format')!r}; expected {format!r}")
     files = manifest["files"]
     unlisted = sorted(set(_files(directory)) - set(files))
     if unlisted:
@@ -362,11 +368,11 @@ def verify(directory: str | Path = STUDY_DIR) -> dict[str, str]:
     for name, expected in files.items():
         file = directory / name
         if not file.is_file():
-            raise ValueError(f"{file} is missing; rebuild with `python scripts/build_study.py`")
+            raise ValueError(f"{file} is missing; rebuild with `{build_command}`")
         actual = _sha256_file(file)
         if actual != expected:
             raise ValueError(f"{file} has SHA-256 {actual[:16]}..., but MANIFEST.json records {expected[:16]}...: "
-                             "the file was changed or damaged; rebuild with `python scripts/build_study.py`")
+                             f"the file was changed or damaged; rebuild with `{build_command}`")
     return dict(files)
 
 
@@ -504,10 +510,17 @@ def rerun_entry(architecture: str, budget: int, seed: int) -> Outcome:
                                                common_recipe(budget), seed)
 
 
+def write_manifest(directory: str | Path, format: str = FORMAT) -> None:
+    """Write ``MANIFEST.json`` (the SHA-256 of every other file under ``directory``), the last file of a
+    build: :func:`verify` accepts the set only once it is in place."""
+    directory = Path(directory)
+    files = {name: _sha256_file(directory / name) for name in _files(directory)}
+    write_text(directory / MANIFEST_FILE, json.dumps({"format": format, "files": files}, indent=1) + "\n")
+
+
 def _write(directory: Path, data: dict) -> None:
     write_text(directory / DATA_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
-    files = {name: _sha256_file(directory / name) for name in _files(directory)}
-    write_text(directory / MANIFEST_FILE, json.dumps({"format": FORMAT, "files": files}, indent=1) + "\n")
+    write_manifest(directory)
 
 
 def build(directory: str | Path = STUDY_DIR, log: Callable[[str], None] = print) -> dict:
@@ -592,4 +605,4 @@ def rebuild_distances(rebuilt: str | Path, committed: str | Path = STUDY_DIR) ->
 __all__ = ["STUDY_DIR", "ARCHITECTURES", "BUDGETS", "SEEDS", "EVAL_DOCS", "TUNING_DOCS", "TUNING_LRS",
            "TUNING_BUDGET", "TUNING_SEED", "TUNING_ACCOUNTING", "PACKAGES", "evaluation_documents",
            "tuning_documents", "declared_packages", "common_recipe", "train_config", "document_scores", "StudyRunner",
-           "StudyEntry", "Study", "verify", "load", "rerun_entry", "build", "RebuildDistance", "rebuild_distances"]
+           "StudyEntry", "Study", "verify", "write_manifest", "load", "rerun_entry", "build", "RebuildDistance", "rebuild_distances"]
