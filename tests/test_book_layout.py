@@ -139,7 +139,7 @@ def test_bibliography_renders_no_editorial_notes_and_labels_author_year():
     assert labels["mozer2026recirculation"] == "Mozer et al., 2026"
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
     assert config["config"]["bibtex_default_style"] == "ftipbook_author_year"
-    assert config["local_extensions"] == {"ftipbook_bib": "book/_ext"}
+    assert config["local_extensions"] == {"ftipbook_bib": "book/_ext", "ftipbook_links": "book/_ext"}
 
 
 def test_every_citation_has_a_bibliography_entry():

@@ -1,6 +1,7 @@
 """Generate ``_toc.yml`` and the listings of the index pages from the item list.
 
-``_toc.yml`` runs parts -> chapters -> sections -> item chapters in the note's order; items
+``_toc.yml`` runs parts (each led by its overview page) -> chapters -> sections -> item chapters
+in the note's order; items
 without a chapter are not listed. Each index page under ``book/outline/`` ends with a listing
 (below the ``MARKER`` line) of what it contains, written here. Run ``python tools/toc.py``
 after adding a chapter; ``python tools/toc.py --check`` exits 1 when anything is out of date.
@@ -47,7 +48,10 @@ def toc_tree() -> dict:
                 nested.extend(sections)
             else:
                 nested.append(_entry(outline_page(chapter.id).as_posix(), sections))
-        parts.append({"caption": part.title, "numbered": True, "chapters": [_entry(outline_page(part.id).as_posix(), nested)]})
+        # The part's overview page leads its chapters as a sibling, so the sidebar shows the part once
+        # (its caption) and the numbering goes at most three levels deep.
+        parts.append({"caption": part.title, "numbered": True,
+                      "chapters": [{"file": outline_page(part.id).as_posix()}, *nested]})
     back = [_entry(f, [{"file": p} for p in api_pages()] if f == "book/api" else []) for f in BACK]
     parts.append({"caption": "Reference", "chapters": back})
     return {"format": "jb-book", "root": "book/intro", "parts": parts}
