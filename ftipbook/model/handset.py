@@ -13,16 +13,20 @@ on the token sequence ``s``, so that after the loop position ``t`` holds token `
 and the model's greedy next-token prediction at ``t`` is that token. The residual stream has a
 content slot (one-hot token, ``vocab_size`` coordinates), a position slot (one-hot position,
 ``max_len`` coordinates) and zero padding up to ``d_model = 8 * 4^k`` coordinates, so that the
-RMS norm of every program state is exactly 1 in floating point. Two attention heads do the step:
+RMS norms (gain ``sqrt(2 / d_model)``, a power of two) map every program state to itself exactly.
+Two attention heads do the step:
 
 * head 0 attends to the previous position (score ``gap`` above every other key; position 0 has
   only itself) and writes that position's content;
 * head 1 attends to the position itself and subtracts its content.
 
-The feed-forward sublayer is zero. The softmax is never an exact hard max: the weight left on the
-other keys is about ``t * exp(-gap)``. It rounds to zero only when ``exp(-gap)`` underflows the
-dtype (``gap`` above about 104 in float32, 745 in float64); below that the leak stays in the state
-and accumulates over the passes.
+The feed-forward sublayer is zero. The softmax is never an exact hard max, but the two heads leave
+the same weight on every key they do not select, so one pass maps the content ``C_t`` of a program
+state to ``C_t + lambda_t (C_{t-1} - C_t)`` with ``lambda_t = (e^gap - 1) / (e^gap + t)``. The
+step is exact once ``1 - lambda_t = (t + 1) / (e^gap + t)`` rounds away in the dtype (``gap``
+above about ``17 + ln(t + 1)`` in float32, ``37 + ln(t + 1)`` in float64); below that the leak
+stays in the state and accumulates over the passes, and for ``e^gap <= t + 2`` a single pass
+already decodes the wrong token wherever ``s[t - 1] != s[t]``.
 """
 from __future__ import annotations
 
