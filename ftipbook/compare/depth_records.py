@@ -12,6 +12,11 @@
   :func:`depth_interventions` names what changed between two records; a pass-count change is an
   intervention even when the weights hash is unchanged, and an unrecorded coordinate makes the
   comparison ``"unknown"``.
+* :class:`SeparableRecord` (ftip-00KS) keeps the three groups of coordinates of a depth-reuse
+  system apart: the architecture as trained (:class:`ArchitectureCoordinates`), the training
+  intervention (:class:`TrainingCoordinates`: recipe, objective, training-only parameters) and the
+  inference system as deployed (:class:`SystemsCoordinates`: systems record, layer applications,
+  FLOPs, carried state). :func:`intervention_groups` says which groups two records differ in.
 """
 from __future__ import annotations
 
@@ -25,9 +30,11 @@ import torch
 from ftipbook.artifact import weights_sha256
 from ftipbook.compare.cost import UNKNOWN, Unknown
 from ftipbook.compare.measure import count_flops, timed
-from ftipbook.compare.records import Record, _count, _text, diff_records, missing_fields
+from ftipbook.compare.records import (Record, SystemsRecord, TrainingRecord, _count, _text, describe_variant,
+                                      diff_records, missing_fields)
 from ftipbook.model.depth import objective_of
 from ftipbook.model.transformer import DecoderLM, as_tokens
+from ftipbook.train.config import RunRandomness, TrainConfig
 
 
 def _prompt(model: object, prompt: object, new_tokens: object) -> torch.Tensor:
@@ -295,3 +302,136 @@ def depth_interventions(a: DepthReuseRecord, b: DepthReuseRecord) -> DepthCompar
         return DepthComparison("unknown", missing, (), same)
     changed = tuple(c.path for c in diff_records(a, b) if c.path in COMPARED or c.path.startswith("computation."))
     return DepthComparison("intervention" if changed else "identical", (), changed, same)
+
+
+# --- ftip-00KS: architecture, training and systems coordinates kept apart ------------------------
+def _distinct(tensors) -> int:
+    return sum({t.data_ptr(): t.numel() for t in tensors}.values())
+
+
+@dataclass(frozen=True)
+class ArchitectureCoordinates(Record):
+    """The architecture of a depth-reuse system as it was trained (ftip-00KS): mixers and widths
+    (``variant``), distinct blocks, passes per position in training, and the distinct parameters the
+    inference interface reads (training-only heads excluded)."""
+
+    KIND: ClassVar[str] = "architecture"
+
+    variant: str
+    distinct_blocks: int
+    trained_passes: int
+    interface_parameters: int
+
+    def __post_init__(self) -> None:
+        _text("ArchitectureCoordinates", "variant", self.variant)
+        for name in ("distinct_blocks", "trained_passes", "interface_parameters"):
+            _count("ArchitectureCoordinates", name, getattr(self, name), 1)
+
+
+@dataclass(frozen=True)
+class TrainingCoordinates(Record):
+    """The training intervention (ftip-00KS): the recipe, the objective the model declares and the
+    parameters that only training reads (e.g. a next-latent head)."""
+
+    KIND: ClassVar[str] = "training"
+
+    recipe: TrainingRecord
+    objective: str
+    training_only_parameters: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.recipe, TrainingRecord):
+            raise TypeError(f"TrainingCoordinates.recipe must be a TrainingRecord, got {type(self.recipe).__name__}")
+        _text("TrainingCoordinates", "objective", self.objective)
+        _count("TrainingCoordinates", "training_only_parameters", self.training_only_parameters)
+
+
+@dataclass(frozen=True)
+class SystemsCoordinates(Record):
+    """The deployed inference system (ftip-00KS): its systems record, the layer applications per
+    position counted during a cached decode, the counted FLOPs per decoded token (per row) and the
+    latent bytes carried between token steps (per row)."""
+
+    KIND: ClassVar[str] = "systems"
+
+    systems: SystemsRecord
+    layer_applications: int
+    decode_flops: int
+    carried_bytes: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.systems, SystemsRecord):
+            raise TypeError(f"SystemsCoordinates.systems must be a SystemsRecord, got {type(self.systems).__name__}")
+        for name, low in (("layer_applications", 1), ("decode_flops", 1), ("carried_bytes", 0)):
+            _count("SystemsCoordinates", name, getattr(self, name), low)
+
+
+@dataclass(frozen=True)
+class SeparableRecord(Record):
+    """Architecture, training and systems coordinates of one depth-reuse system, kept apart (ftip-00KS)."""
+
+    KIND: ClassVar[str] = "separable"
+
+    architecture: ArchitectureCoordinates
+    training: TrainingCoordinates
+    systems: SystemsCoordinates
+
+    def __post_init__(self) -> None:
+        for name, kind in (("architecture", ArchitectureCoordinates), ("training", TrainingCoordinates),
+                           ("systems", SystemsCoordinates)):
+            if not isinstance(getattr(self, name), kind):
+                raise TypeError(f"SeparableRecord.{name} must be a {kind.__name__}, "
+                                f"got {type(getattr(self, name)).__name__}")
+
+    @classmethod
+    def capture(cls, trained: DecoderLM, deployed: DecoderLM, config: TrainConfig, randomness: RunRandomness, *,
+                data: str, prompt: torch.Tensor | Sequence[int], new_tokens: int) -> "SeparableRecord":
+        """The record of ``trained`` (trained under ``config`` and ``randomness`` on ``data``) run as
+        ``deployed``, which must hold every tensor of ``trained`` that the inference interface reads
+        (``trained`` itself, or a view of it such as :func:`~ftipbook.model.depth.with_passes`).
+
+        The architecture comes from ``trained``, the systems coordinates from a greedy cached decode
+        of ``deployed`` after ``prompt``, counted as by :meth:`ComputationAxisRecord.capture`.
+        """
+        tokens = _prompt(deployed, prompt, new_tokens)
+        if not isinstance(trained, DecoderLM):
+            raise TypeError(f"trained must be an ftipbook DecoderLM (or a subclass), got {type(trained).__name__}")
+        interface = trained.decoder_state_dict()
+        held = {p.data_ptr() for p in deployed.parameters()}
+        foreign = [name for name, t in interface.items() if t.data_ptr() not in held]
+        if foreign:
+            raise ValueError(f"deployed does not hold the trained weights {foreign[:3]}: pass the trained model or "
+                             f"a view of it (with_passes)")
+        run = run_decode(deployed, tokens, new_tokens)
+        computation = ComputationAxisRecord.from_run(deployed, run)
+        interface_parameters = _distinct(interface.values())
+        architecture = ArchitectureCoordinates(describe_variant(trained.cfg), len({id(b) for b in trained.blocks}),
+                                               declared_passes(trained), interface_parameters)
+        training = TrainingCoordinates(TrainingRecord.from_run(config, randomness, data=data), objective_of(trained),
+                                       _distinct(trained.parameters()) - interface_parameters)
+        systems = SystemsRecord.capture(deployed, batch=tokens.shape[0], cache_policy="one layer cache per application",
+                                        prompt_length=tokens.shape[1], new_tokens=new_tokens, warmup=0)
+        rows = tokens.shape[0]
+        return cls(architecture, training, SystemsCoordinates(
+            systems, computation.depth_passes * deployed.cfg.n_layers, _step_flops(deployed, tokens)[0],
+            run.carried_bytes // rows))
+
+
+def intervention_groups(a: SeparableRecord, b: SeparableRecord) -> dict[str, tuple[str, ...]]:
+    """``{group: changed coordinates}`` for each group (``"architecture"``, ``"training"``,
+    ``"systems"``) in which ``a`` and ``b`` differ (ftip-00KS); the machine-specific hardware and
+    software strings are not compared, nor the tuning protocol (as in
+    :meth:`~ftipbook.compare.records.TrainingRecord.common_recipe_arms`). Any other unrecorded
+    coordinate is refused with ``ValueError``."""
+    if not isinstance(a, SeparableRecord) or not isinstance(b, SeparableRecord):
+        raise TypeError(f"intervention_groups compares two SeparableRecords, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    machine = {f"systems.systems.{f}" for f in SystemsRecord.MACHINE_FIELDS}
+    out: dict[str, list[str]] = {}
+    for change in diff_records(a, b):
+        if change.path in machine or change.path.startswith("training.recipe.tuning"):
+            continue
+        if change.status != "differs":
+            raise ValueError(f"{change.path} is unrecorded on one side; record it before grouping the changes")
+        out.setdefault(change.path.split(".")[0], []).append(change.path)
+    return {group: tuple(paths) for group, paths in out.items()}

@@ -106,3 +106,52 @@ def test_token_flops_are_per_row_at_the_context_after_the_prompt():
     # the accounting rule: decode at context 5 + 1, 2 loops; the CPU counter adds nothing beyond it here
     assert one.token_flops == two.token_flops == flops_per_token(cfg, len(PROMPT[0]) + 1, "decode")
     assert one.pass_flops == two.pass_flops == (two.token_flops - 2 * CFG.d_model * CFG.vocab_size) // 2
+
+
+# --- ftip-00KS: separable records ---------------------------------------------------------------
+def _separable(trained, deployed=None, steps=10):
+    from ftipbook.compare.depth_records import SeparableRecord
+    from ftipbook.train import RunRandomness, TrainConfig
+    return SeparableRecord.capture(trained, trained if deployed is None else deployed, TrainConfig(steps=steps),
+                                   RunRandomness(), data="counting stream", prompt=PROMPT, new_tokens=2)
+
+
+def test_each_depth_intervention_lands_in_one_group():
+    from ftipbook.compare.depth_records import intervention_groups
+    plain = build_model(CFG, seed=0)
+    base = _separable(plain)
+    looped = _separable(build_model(dataclasses.replace(CFG, n_layers=1, n_loops=2), seed=0))
+    latent = _separable(next_latent_model(CFG, 0.5, seed=0))
+    recirculated = _separable(plain, with_passes(plain, 2))
+    assert set(intervention_groups(base, looped)) == {"architecture"}
+    assert set(intervention_groups(base, latent)) == {"training"}
+    assert intervention_groups(base, recirculated) == {
+        "systems": ("systems.layer_applications", "systems.decode_flops")}
+    assert (base.systems.layer_applications, recirculated.systems.layer_applications) == (2, 4)
+    assert latent.training.training_only_parameters == sum(
+        p.numel() for p in next_latent_model(CFG, 0.5).latent_head.parameters())
+    longer = intervention_groups(base, _separable(plain, steps=20))
+    assert set(longer) == {"training"} and "training.recipe.update_count" in longer["training"]
+    assert intervention_groups(base, _separable(plain)) == {}
+
+
+def test_separable_records_refuse_foreign_weights_and_bad_values():
+    from ftipbook.compare.depth_records import (ArchitectureCoordinates, SeparableRecord, SystemsCoordinates,
+                                                intervention_groups)
+    with pytest.raises(ValueError, match="does not hold the trained weights"):
+        _separable(build_model(CFG, seed=0), build_model(CFG, seed=0))
+    with pytest.raises(TypeError, match="trained"):
+        _separable(torch.nn.Linear(2, 2), build_model(CFG))
+    with pytest.raises(ValueError, match="distinct_blocks"):
+        ArchitectureCoordinates("1 layers A", 0, 1, 10)
+    with pytest.raises(TypeError, match="SystemsRecord"):
+        SystemsCoordinates("cpu", 1, 1, 0)
+    with pytest.raises(TypeError, match="architecture"):
+        SeparableRecord("a", "b", "c")
+    base = _separable(build_model(CFG, seed=0))
+    blind = dataclasses.replace(base, systems=dataclasses.replace(
+        base.systems, systems=dataclasses.replace(base.systems.systems, kernel=UNKNOWN)))
+    with pytest.raises(ValueError, match="kernel"):
+        intervention_groups(base, blind)
+    with pytest.raises(TypeError, match="SeparableRecords"):
+        intervention_groups(base, DepthReuseRecord())
