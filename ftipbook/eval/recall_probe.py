@@ -12,7 +12,8 @@ writes ``n`` key/value pairs and then queries with each key:
   ``n``, because each key is most similar to itself.
 
 Weights are set by hand (keys, values, inverse temperature), nothing is trained; errors are
-relative mean squared errors ``mean ||v_hat - v||^2 / mean ||v||^2`` in float64.
+relative mean squared errors ``mean ||v_hat - v||^2 / mean ||v||^2`` in float64. For Example ftip-00KD,
+:func:`recall_exact_match` scores the same readers by exact match of a label read off a codebook.
 """
 from __future__ import annotations
 
@@ -53,25 +54,85 @@ def _relative_error(estimate: torch.Tensor, values: torch.Tensor) -> float:
 def recall_probe(n_pairs: int, d_k: int, *, seed: int = 0, sharpness: float = 200.0) -> RecallResult:
     """Write ``n_pairs`` random key/value pairs (values of width ``d_k``), query every key, and
     return the three readers' relative errors. ``sharpness`` is the attention's inverse temperature."""
+    _check_sizes(n_pairs, d_k, sharpness)
+    gen = torch.Generator().manual_seed(seed)
+    keys = probe_keys(n_pairs, d_k, gen)
+    values = torch.randn(n_pairs, d_k, dtype=torch.float64, generator=gen)
+    delta, attended = _delta_rule_read(keys, values), _attention_read(keys, values, sharpness)
+
+    # the best any linear state can do when read by S^T k: least squares over S
+    best = keys @ torch.linalg.lstsq(keys, values).solution
+    return RecallResult(n_pairs, d_k, _relative_error(delta, values), _relative_error(best, values),
+                        _relative_error(attended, values))
+
+
+def _check_sizes(n_pairs: object, d_k: object, sharpness: object) -> None:
     if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
         raise ValueError(f"n_pairs={n_pairs!r} must be an int >= 1")
     if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
         raise ValueError(f"d_k={d_k!r} must be an int >= 1")
     if not sharpness > 0:
         raise ValueError(f"sharpness={sharpness!r} must be > 0")
+
+
+def _delta_rule_read(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """Write every pair with the delta rule (no decay, ``beta = 1``: :func:`~ftipbook.model.kda.kda_recurrent`,
+    one head), then read ``S^T k`` for every key."""
+    n, d_k = keys.shape
+    shape = (1, n, 1, d_k)
+    _, state = kda_recurrent(keys.view(shape), keys.view(shape), values.view(1, n, 1, -1),
+                             torch.zeros(shape, dtype=torch.float64), torch.ones(1, n, 1, dtype=torch.float64))
+    return keys @ state[0, 0]
+
+
+def _attention_read(keys: torch.Tensor, values: torch.Tensor, sharpness: float) -> torch.Tensor:
+    """Query every cached key with softmax attention at inverse temperature ``sharpness``."""
+    attended, _ = sdpa_reference(keys, keys, values, scale=sharpness)
+    return attended
+
+
+@dataclass(frozen=True)
+class RecallMatch:
+    """Exact-match recall of ``n_pairs`` labelled keys in a width-``d_k`` key space (ftip-00KD).
+
+    ``labels`` are the stored labels in writing order; ``delta_rule`` and ``attention`` the labels
+    each reader answers when queried with each key (the codebook label nearest to what it reads).
+    """
+
+    n_pairs: int
+    d_k: int
+    labels: tuple[int, ...]
+    delta_rule: tuple[int, ...]
+    attention: tuple[int, ...]
+
+    @property
+    def correct(self) -> dict[str, int]:
+        """Queries answered with the stored label, per reader."""
+        return {reader: sum(a == b for a, b in zip(getattr(self, reader), self.labels))
+                for reader in ("delta_rule", "attention")}
+
+
+def recall_exact_match(n_pairs: int, d_k: int, *, n_labels: int, seed: int = 0,
+                       sharpness: float = 200.0) -> RecallMatch:
+    """One context of an exact-match recall benchmark (ftip-00KD).
+
+    ``n_pairs`` keys from :func:`probe_keys` carry labels drawn uniformly from ``n_labels``; each
+    label is a random unit codeword of width ``d_k`` and the stored value is its codeword. Both
+    readers (delta-rule state, attention over the cache) are queried with every key and answer the
+    label whose codeword has the largest inner product with what they read.
+    """
+    _check_sizes(n_pairs, d_k, sharpness)
+    if isinstance(n_labels, bool) or not isinstance(n_labels, int) or n_labels < 2:
+        raise ValueError(f"n_labels={n_labels!r} must be an int >= 2")
     gen = torch.Generator().manual_seed(seed)
     keys = probe_keys(n_pairs, d_k, gen)
-    values = torch.randn(n_pairs, d_k, dtype=torch.float64, generator=gen)
+    codebook = torch.randn(n_labels, d_k, dtype=torch.float64, generator=gen)
+    codebook = codebook / codebook.norm(dim=-1, keepdim=True)
+    labels = torch.randint(n_labels, (n_pairs,), generator=gen)
+    values = codebook[labels]
 
-    # delta rule: no decay (log alpha = 0), full write strength (beta = 1), one head, batch 1
-    shape = (1, n_pairs, 1, d_k)
-    _, state = kda_recurrent(keys.view(shape), keys.view(shape), values.view(shape),
-                             torch.zeros(shape, dtype=torch.float64), torch.ones(1, n_pairs, 1, dtype=torch.float64))
-    delta = keys @ state[0, 0]
+    def answers(read: torch.Tensor) -> tuple[int, ...]:
+        return tuple(int(i) for i in (read @ codebook.T).argmax(dim=-1))
 
-    # the best any linear state can do when read by S^T k: least squares over S
-    best = keys @ torch.linalg.lstsq(keys, values).solution
-
-    attended, _ = sdpa_reference(keys, keys, values, scale=sharpness)
-    return RecallResult(n_pairs, d_k, _relative_error(delta, values), _relative_error(best, values),
-                        _relative_error(attended, values))
+    return RecallMatch(n_pairs, d_k, tuple(int(i) for i in labels), answers(_delta_rule_read(keys, values)),
+                       answers(_attention_read(keys, values, sharpness)))

@@ -31,3 +31,24 @@ def test_a_blunt_softmax_blurs_recall_and_bad_input_is_refused():
         recall_probe(0, 8)
     with pytest.raises(ValueError):
         recall_probe(4, 8, sharpness=0.0)
+
+
+def test_exact_match_ties_up_to_d_k_and_separates_beyond():
+    from ftipbook.eval.recall_probe import recall_exact_match
+
+    for n in (3, 8):
+        r = recall_exact_match(n, 8, n_labels=16, seed=n)
+        assert r.correct == {"delta_rule": n, "attention": n} and r.delta_rule == r.labels
+    long = [recall_exact_match(24, 8, n_labels=16, seed=s) for s in range(3)]
+    assert all(r.correct["attention"] == 24 for r in long)
+    assert sum(r.correct["delta_rule"] for r in long) < 3 * 24
+
+
+def test_exact_match_refuses_bad_sizes():
+    from ftipbook.eval.recall_probe import recall_exact_match
+
+    for kwargs, match in (({"n_labels": 1}, "n_labels"), ({"n_labels": 4, "sharpness": 0.0}, "sharpness")):
+        with pytest.raises(ValueError, match=match):
+            recall_exact_match(4, 8, **kwargs)
+    with pytest.raises(ValueError, match="n_pairs"):
+        recall_exact_match(0, 8, n_labels=4)
