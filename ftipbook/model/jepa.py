@@ -253,6 +253,8 @@ def fit_linear_readout(latents: torch.Tensor, tokens: torch.Tensor, vocab_size: 
         raise ValueError(f"tokens must be non-empty ids in [0, {vocab_size})")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps={steps!r} must be an int >= 1")
+    if isinstance(lr, bool) or not isinstance(lr, Real) or not 0 < lr < math.inf:
+        raise ValueError(f"lr={lr!r} must be a positive finite number")
     x = latents.detach()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

@@ -147,3 +147,6 @@ def test_fit_linear_readout_separable():
         fit_linear_readout(x, y, 4, steps=0)
     with pytest.raises(ValueError, match="vocab_size"):
         fit_linear_readout(x, y, 1)
+    for bad in (0, -1.0, float("inf")):
+        with pytest.raises(ValueError, match="lr="):
+            fit_linear_readout(x, y, 4, lr=bad)
