@@ -250,7 +250,8 @@ def expected_reward(lm: NextTokenLaw, task: DeclaredTask, reward: Callable[[tupl
     for p in task.prompts:
         law = next_law(lm, p, task.vocab_size)
         r = [reward(p, y) for y in range(task.vocab_size)]
-        bad = [(y, v) for y, v in enumerate(r) if isinstance(v, bool) or not isinstance(v, Real) or not math.isfinite(v)]
+        bad = [(y, v) for y, v in enumerate(r)
+               if isinstance(v, bool) or not isinstance(v, Real) or not math.isfinite(v)]
         if bad:
             raise ValueError(f"reward({p}, {bad[0][0]}) = {bad[0][1]!r} is not a finite real number")
         values.append(math.fsum(float(law[y]) * float(r[y]) for y in range(task.vocab_size)))
@@ -309,7 +310,8 @@ class FunctionalPair:
         return 0.0 if self.a == self.b else abs(self.a - self.b)
 
 
-def same_law_values(a: NextTokenLaw, b: NextTokenLaw, functionals: Mapping[str, Functional]) -> tuple[FunctionalPair, ...]:
+def same_law_values(a: NextTokenLaw, b: NextTokenLaw,
+                    functionals: Mapping[str, Functional]) -> tuple[FunctionalPair, ...]:
     """Every functional of ``functionals`` on both records, in order (ftip-00KC)."""
     if not isinstance(functionals, Mapping) or not functionals:
         raise ValueError("functionals must be a non-empty mapping name -> J(lm)")
