@@ -13,6 +13,8 @@ import torch
 #: Where the book's sources live; the Colab setup cell of every chapter installs from here.
 #: Keep in step with ``repository.url`` in ``_config.yml`` (a test checks both).
 REPOSITORY_URL = "https://github.com/ftipbook/ftipbook"
+#: The website built from the repository (``_config.yml``'s ``html.baseurl``); reader notebooks link to it.
+SITE_URL = "https://ftipbook.github.io/ftipbook"
 
 #: Name of the environment variable that picks the device (``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``).
 DEVICE_ENV = "FTIPBOOK_DEVICE"

@@ -13,6 +13,7 @@ import yaml
 import layout
 import toc
 from ftipbook import REPOSITORY_URL, items
+from ftipbook.runtime import SITE_URL
 
 ROOT = layout.ROOT
 CHAPTERS = sorted((ROOT / "chapters").rglob("*.md"))
@@ -120,6 +121,7 @@ def test_front_matter_does_not_double_kind_words():
 def test_repository_url_is_one_setting():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert config["repository"]["url"] == REPOSITORY_URL
+    assert config["html"]["baseurl"].rstrip("/") == SITE_URL
     assert config["execute"]["execute_notebooks"] == "off"
     assert "chapters/**/*.md" in config["exclude_patterns"]
 
@@ -139,7 +141,8 @@ def test_bibliography_renders_no_editorial_notes_and_labels_author_year():
     assert labels["mozer2026recirculation"] == "Mozer et al., 2026"
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
     assert config["config"]["bibtex_default_style"] == "ftipbook_author_year"
-    assert config["local_extensions"] == {"ftipbook_bib": "book/_ext", "ftipbook_links": "book/_ext"}
+    assert set(config["local_extensions"]) == {"ftipbook_bib", "ftipbook_links", "ftipbook_figures",
+                                               "ftipbook_site"}
 
 
 def test_every_citation_has_a_bibliography_entry():

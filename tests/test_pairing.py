@@ -61,3 +61,23 @@ def test_a_declared_output_tolerance_travels_into_the_notebook(tmp_path):
     assert not notebooks.pairs(md)  # the stored notebook lacks the declaration
     cell = notebooks.source_cells(md).cells[0]
     assert cell.metadata == {"output_tolerance": {"rtol": 0.01, "reason": "a test of the metadata"}}
+
+
+def test_markdown_only_refresh_keeps_outputs_and_refuses_code_changes(tmp_path):
+    md = CHAPTERS[0]
+    copy = tmp_path / md.name
+    shutil.copy(md, copy)
+    shutil.copy(md.with_suffix(".ipynb"), copy.with_suffix(".ipynb"))
+    before = nbformat.read(copy.with_suffix(".ipynb"), as_version=4)
+    text = copy.read_text()
+    cut = text.index("\n## ")
+    copy.write_text(text[:cut] + "\n\nA new paragraph added in the source only.\n" + text[cut:])
+    assert not notebooks.pairs(copy)
+    notebooks.refresh_markdown(copy)
+    after = nbformat.read(copy.with_suffix(".ipynb"), as_version=4)
+    assert notebooks.pairs(copy)
+    assert [c.outputs for c in after.cells if c.cell_type == "code"] == \
+        [c.outputs for c in before.cells if c.cell_type == "code"]
+    copy.write_text(copy.read_text().replace("seed_everything(0)", "seed_everything(1)", 1))
+    with pytest.raises(ValueError, match="code cells changed"):
+        notebooks.refresh_markdown(copy)

@@ -7,6 +7,7 @@ derived from the cell index, execution counts run 1, 2, ..., and no timing metad
     python tools/notebooks.py chapters/part-2/.../000Q-scaled-dot-product-attention.md
     python tools/notebooks.py --all        # every chapter
     python tools/notebooks.py --stale      # chapters whose .ipynb no longer pairs with the .md
+    python tools/notebooks.py --markdown-only <md>   # only markdown changed: keep the stored outputs
 """
 from __future__ import annotations
 
@@ -74,6 +75,23 @@ def write(md: Path) -> Path:
     return target
 
 
+def refresh_markdown(md: Path) -> Path:
+    """Rewrite ``md``'s ipynb from the source without running it, keeping every code cell's stored
+    outputs; refused (ValueError) unless the code cells are unchanged, in number, order and source."""
+    target = md.with_suffix(".ipynb")
+    nb, old = source_cells(md), nbformat.read(target, as_version=4)
+    new_code = [c for c in nb.cells if c.cell_type == "code"]
+    old_code = [c for c in old.cells if c.cell_type == "code"]
+    if [(c.source, c.metadata) for c in new_code] != [(c.source, c.metadata) for c in old_code]:
+        raise ValueError(f"{md.name}: code cells changed; run the chapter (tools/notebooks.py without --markdown-only)")
+    for new, stored in zip(new_code, old_code):
+        new.outputs, new.execution_count = stored.outputs, stored.execution_count
+    nb.metadata.language_info = nbformat.from_dict({"name": "python"})
+    nbformat.validate(nb)
+    nbformat.write(nb, target)
+    return target
+
+
 def pairs(md: Path) -> bool:
     """Whether ``md``'s ipynb has the same cells (type, source, kept metadata), every code cell run."""
     target = md.with_suffix(".ipynb")
@@ -98,6 +116,8 @@ def main() -> int:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--all", action="store_true", help="every chapters/**/*.md")
     group.add_argument("--stale", action="store_true", help="only chapters whose ipynb does not pair")
+    parser.add_argument("--markdown-only", action="store_true",
+                        help="only markdown cells changed: rewrite the ipynb keeping its stored outputs")
     args = parser.parse_args()
     paths = [p.resolve() for p in args.paths]
     if args.all or args.stale:
@@ -112,7 +132,7 @@ def main() -> int:
             print(f"not a chapter source: {md}", file=sys.stderr)
             return 2
         start = time.perf_counter()
-        target = write(md)
+        target = refresh_markdown(md) if args.markdown_only else write(md)
         print(f"{target.relative_to(ROOT)}  ({time.perf_counter() - start:.1f} s)")
     return 0
 

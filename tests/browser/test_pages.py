@@ -1,4 +1,4 @@
-"""Built pages in headless Chromium: math is typeset offline and the Colab link opens the notebook.
+"""Built pages in headless Chromium: math is typeset offline, the Colab link opens the reader notebook.
 
 Runs after ``jupyter-book build`` (``tools/task.py test`` orders it so); needs Debian's ``chromium``.
 """
@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import layout
+import reader_notebooks
 from ftipbook import items
 
 HTML = layout.ROOT / "_build" / "html"
@@ -73,5 +74,9 @@ def test_chapter_typesets_math_and_links_to_colab(item_id, path):
         assert raw not in visible, f"{item_id}: raw TeX {raw!r} is visible on the page"
     colab = [link for link in parsed.links if "colab.research.google.com" in link]
     assert colab, f"{item_id}: no Colab launch link"
-    assert all(link.endswith(f"{path.as_posix()}.ipynb") for link in colab), colab
+    reader = reader_notebooks.reader_path(path.with_suffix(".md"))
+    assert reader.exists(), f"{item_id}: no reader notebook {reader}"
+    assert all(link.endswith(reader.relative_to(layout.ROOT).as_posix()) for link in colab), colab
+    kind, number, _ = reader_notebooks.statements()[items.get(item_id).label]
+    assert f"{kind} {number}" in visible, f"{item_id}: the page does not number its statement {kind} {number}"
     assert f'id="{items.get(item_id).label}"' in dom, f"{item_id}: the statement's anchor is missing"

@@ -59,6 +59,25 @@ def test_bibliography_labels_are_the_cited_author_year_strings():
     cited = set()
     for page in HTML.glob("chapters/**/*.html"):
         cited |= set(re.findall(r'href="[^"]*bibliography.html#[^"]*"[^>]*>([^<]+)</a>', page.read_text()))
-    cited = {c for c in cited if re.search(r"\d{4}$", c)}
+    cited = {c for c in cited if re.search(r"[A-Za-z].*\d{4}[a-z]?$", c)}  # "Ba et al., 2016" (not "2016" of cite:t)
     assert cited, "no author-year citations found in the chapters"
     assert cited <= labels, f"cited strings without a matching bibliography label: {sorted(cited - labels)[:5]}"
+
+
+def test_every_chapter_figure_is_numbered_with_a_caption_and_alt_text():
+    """Each plot is a figure whose caption is the paragraph after it; its alt text is that caption."""
+    missing = []
+    for page in sorted(HTML.glob("chapters/**/*.html")):
+        html = page.read_text()
+        body = html[html.find('<article'):]
+        for img in re.findall(r"<img\b[^>]*>", body):
+            if "_images/" not in img:
+                continue
+            alt = re.search(r'alt="([^"]*)"', img)
+            if alt is None or "_images/" in alt.group(1) or len(alt.group(1).split()) < 4:
+                missing.append(f"{page.name}: alt {alt.group(1)[:40] if alt else None!r}")
+        figures = body.count('<figure class="cell-figure')
+        captions = len(re.findall(r'<figcaption>\s*<p><span class="caption-number">Fig\. \d+ </span>', body))
+        if figures != captions:
+            missing.append(f"{page.name}: {figures} figures, {captions} numbered captions")
+    assert not missing, missing[:10]
