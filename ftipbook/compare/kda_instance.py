@@ -5,9 +5,9 @@ layer mix, the context length, the hardware, the kernel, the precision, the batc
 workload, and to name the baseline: "Transformer" alone does not say whether it is the paper's MLA
 or another full-attention implementation. :func:`capture` fills a :class:`KDAInstanceRecord` from a
 live ``DecoderLM`` *and* a greedy cached decode it runs: the checkpoint is the SHA-256 of the state
-dict (:func:`ftipbook.artifact.weights_sha256`), the layer mix is read off the model's blocks, the KDA kernels are
-the ones the layers actually called during that decode (:func:`kda_kernels_used`), and the cache
-bytes are those of the live cache after it.
+dict (:func:`ftipbook.artifact.weights_sha256`), the layer mix is read off the model's blocks, the
+KDA kernels are the ones the layers actually called during that decode (:func:`kda_kernels_used`),
+and the cache bytes are those of the live cache after it.
 
 Example ftip-00K6 says equal parameter counts do not make equal costs. :func:`match_d_ff` finds, by
 integer search, the feed-forward width that gives a configuration exactly a target parameter
@@ -51,6 +51,8 @@ BASELINE_KINDS = {
 }
 #: The two roles a record can play in a KDA-versus-baseline study.
 ROLES = ("KDA", "baseline")
+#: What each mixer kind keeps while decoding, for a record's cache policy.
+CACHE_POLICIES = {"A": "growing KV cache", "M": "growing latent cache", "K": "fixed KDA state"}
 #: The kernel functions of :mod:`ftipbook.model.kda` a KDA layer may call, by the name a record uses.
 KDA_KERNELS = {"kda_step": "recurrent step", "kda_recurrent": "recurrent", "kda_chunked": "chunked",
                "_fla_chunk_kda": "FLA chunk_kda"}
@@ -83,7 +85,7 @@ def layer_mix(model: DecoderLM) -> str:
 
 
 def layer_counts(pattern: str) -> str:
-    """Layers per mixer kind of a pattern, in :data:`~ftipbook.model.config.MIXERS` order: ``"KKKA"`` -> ``"A:1, K:3"``."""
+    """Layers per mixer kind of a pattern, letters in sorted order: ``"KKKA"`` -> ``"A:1, K:3"``."""
     counts = Counter(pattern)
     return ", ".join(f"{k}:{counts[k]}" for k in sorted(counts))
 
@@ -149,12 +151,13 @@ class KDAInstanceRecord(Record):
 
     ``role`` is ``"KDA"`` (the model has KDA layers) or ``"baseline"`` (it is the full-attention
     baseline); ``baseline`` the declared baseline kind, one of :data:`BASELINE_KINDS`;
-    ``checkpoint`` ``"sha256:<hex>"`` of the state dict (:func:`ftipbook.artifact.weights_sha256`); ``source`` where the weights come from;
-    ``layer_mix`` a mixer letter per layer (or per repeating unit for a published model) and
-    ``layer_counts`` its :func:`layer_counts`; ``parameters`` counted from the tensors;
-    ``context_length`` the model's context limit; ``systems`` the hardware, software, kernel
-    actually used, precision, batch and decoding workload of the measured run; ``cache_bytes`` the
-    live cache after it. Print with ``rows(redact=KDAInstanceRecord.MACHINE_FIELDS)``.
+    ``checkpoint`` ``"sha256:<hex>"`` of the state dict (:func:`ftipbook.artifact.weights_sha256`);
+    ``source`` where the weights come from; ``layer_mix`` a mixer letter per layer (or per repeating
+    unit for a published model) and ``layer_counts`` its :func:`layer_counts`; ``parameters``
+    counted from the tensors; ``context_length`` the model's context limit; ``systems`` the
+    hardware, software, kernel actually used, precision, batch and decoding workload of the measured
+    run; ``cache_bytes`` the live cache after it. Print with
+    ``rows(redact=KDAInstanceRecord.MACHINE_FIELDS)``.
     """
 
     KIND: ClassVar[str] = "kda instance"
@@ -236,23 +239,25 @@ def capture(model: DecoderLM, *, name: str, baseline: str, source: str | Unknown
     model.eval()
     try:
         cache = model.new_cache(batch)
-        with kda_kernels_used() as calls:
+        with kda_kernels_used() as prefill_calls:
             logits = model(prompt, cache=cache)
+        with kda_kernels_used() as decode_calls:
             for _ in range(new_tokens):
                 logits = model(logits[:, -1:].argmax(-1), cache=cache)
     finally:
         model.train(was_training)
     kernel = describe_kernels(model)
     if role == "KDA":
-        phases = {"prefill": {k for k, t in calls if t == prompt_length},
-                  "decode": {k for k, t in calls if t == 1}}
+        phases = {"prefill": {k for k, _ in prefill_calls}, "decode": {k for k, _ in decode_calls}}
         used = "; ".join(f"{p}: {'/'.join(sorted(ks))}" for p, ks in phases.items() if ks)
-        kernel = "; ".join(part if not part.startswith("K:") else f"K: KDA {used}" for part in kernel.split("; "))
+        kernel = "; ".join(f"K: KDA {used}" if part.startswith("K:") else part for part in kernel.split("; "))
+    policy = " + ".join(CACHE_POLICIES[k] for k in sorted(set(mix)))
     systems = dataclasses.replace(
-        SystemsRecord.capture(model, batch=batch, cache_policy="growing KV cache + fixed KDA state", warmup=0,
+        SystemsRecord.capture(model, batch=batch, cache_policy=policy, warmup=0,
                               prompt_length=prompt_length, new_tokens=new_tokens, decoding="greedy"),
         kernel=kernel, precision="/".join(sorted({str(p.dtype).removeprefix("torch.") for p in model.parameters()})))
-    return KDAInstanceRecord(name, role, baseline, f"sha256:{weights_sha256(model.state_dict())}", source, mix, layer_counts(mix),
+    checkpoint = f"sha256:{weights_sha256(model.state_dict())}"
+    return KDAInstanceRecord(name, role, baseline, checkpoint, source, mix, layer_counts(mix),
                              sum(p.numel() for p in model.parameters()), model.cfg.max_seq_len, systems,
                              cache.nbytes())
 
@@ -344,9 +349,9 @@ def cost_facts(model: DecoderLM, *, name: str, context: int, memory_budget: int,
 
     Cache bytes come from real prefills (:func:`ftipbook.compare.cache_model.measure_state_bytes`)
     at 1 and 2 tokens (the affine law), checked at ``context`` (``ValueError`` if the cache is not
-    affine in ``T``); the attainable context is read off that law. ``timing`` (default: 2 warm-up and 5 recorded steps, median) times
-    decoding steps after a prefill of ``context - 1`` tokens; ``context + warmup + reps`` must not
-    exceed ``max_seq_len``.
+    affine in ``T``); the attainable context is read off that law. ``timing`` (default: 2 warm-up
+    and 5 recorded steps, median) times decoding steps after a prefill of ``context - 1`` tokens;
+    ``context + warmup + reps`` must not exceed ``max_seq_len``.
     """
     model = _decoder(model)
     if not isinstance(name, str) or not name.strip():
@@ -379,7 +384,8 @@ def cost_facts(model: DecoderLM, *, name: str, context: int, memory_budget: int,
                      memory_budget, attainable, limit, seconds)
 
 
-def stable_ordering(timing: RepeatedMeasurement, run_a: Callable[[], object], run_b: Callable[[], object], *, rounds: int = 3) -> str | None:
+def stable_ordering(timing: RepeatedMeasurement, run_a: Callable[[], object], run_b: Callable[[], object], *,
+                    rounds: int = 3) -> str | None:
     """``"a"`` or ``"b"`` (the faster) when every one of ``rounds`` interleaved timings agrees, else ``None``.
 
     ``run_a`` and ``run_b`` are called through ``timing.time`` in alternation; the medians (or means)
@@ -397,6 +403,6 @@ def stable_ordering(timing: RepeatedMeasurement, run_a: Callable[[], object], ru
     return winners.pop() if len(winners) == 1 else None
 
 
-__all__ = ["BASELINE_KINDS", "ROLES", "KDA_KERNELS", "check_baseline", "layer_mix", "layer_counts", "baseline_kind",
-           "kda_kernels_used", "KDAInstanceRecord", "capture", "NoExactMatch", "match_d_ff",
+__all__ = ["BASELINE_KINDS", "ROLES", "CACHE_POLICIES", "KDA_KERNELS", "check_baseline", "layer_mix", "layer_counts",
+           "baseline_kind", "kda_kernels_used", "KDAInstanceRecord", "capture", "NoExactMatch", "match_d_ff",
            "CostFacts", "cost_facts", "stable_ordering"]

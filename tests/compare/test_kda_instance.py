@@ -31,8 +31,12 @@ def test_capture_hybrid_records_live_facts(models):
     assert r.parameters == param_count(hybrid.cfg) and r.context_length == 48
     assert r.cache_bytes == cache_bytes(hybrid.cfg, 15, batch=2)
     assert r.systems.kernel == "K: KDA prefill: chunked; decode: recurrent step; A: torch SDPA"
-    assert (r.systems.batch, r.systems.prompt_length, r.systems.new_tokens, r.systems.precision) == (2, 12, 3, "float32")
+    s = r.systems
+    assert (s.batch, s.prompt_length, s.new_tokens, s.precision) == (2, 12, 3, "float32")
+    assert s.cache_policy == "growing KV cache + fixed KDA state"
     assert missing_fields(r) == ("source",)
+    one = ki.capture(hybrid, name="h", baseline="MLA", prompt_length=1, new_tokens=2)
+    assert "K: KDA prefill: recurrent step; decode: recurrent step" in one.systems.kernel
     short = ki.capture(hybrid, name="h", baseline="MLA", prompt_length=4, new_tokens=1)
     assert "prefill: recurrent; decode: recurrent step" in short.systems.kernel
 
@@ -55,6 +59,7 @@ def test_baseline_capture_and_kind(models):
     _, full, mla = models
     r = ki.capture(full, name="f", baseline="softmax attention (MHA)", prompt_length=5, new_tokens=2)
     assert (r.role, r.systems.kernel, r.cache_bytes) == ("baseline", "A: torch SDPA", cache_bytes(full.cfg, 7))
+    assert r.systems.cache_policy == "growing KV cache"
     assert ki.baseline_kind(mla) == "MLA"
     with pytest.raises(ValueError, match="not the declared"):
         ki.capture(full, name="f", baseline="MLA")
