@@ -11,17 +11,18 @@ and the cache bytes are those of the live cache after it.
 
 Example ftip-00K6 says equal parameter counts do not make equal costs. :func:`match_d_ff` finds, by
 integer search, the feed-forward width that gives a configuration exactly a target parameter
-count (or says that none exists), and :func:`cost_facts` measures, for one live model, what the
-count does not fix: counted decode FLOPs at a context ``T``, the bytes of a real cache after a
-prefill of ``T`` tokens, the wall time of a decoding step, and the longest context whose cache fits
-a declared memory budget.
+count (or says that none exists). :func:`cost_facts` measures, for one live model, what the count
+does not fix: counted decode FLOPs at a context ``T``, the bytes of a real cache after a prefill of
+``T`` tokens, the wall time of a decoding step, and the longest context whose cache fits a declared
+memory budget; :func:`parameter_matched_costs` does so for several models after checking that
+their counts are equal.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import ClassVar
@@ -384,6 +385,23 @@ def cost_facts(model: DecoderLM, *, name: str, context: int, memory_budget: int,
                      memory_budget, attainable, limit, seconds)
 
 
+def parameter_matched_costs(models: Mapping[str, DecoderLM], *, context: int, memory_budget: int,
+                            timing: RepeatedMeasurement | None = None, seed: int = 0) -> dict[str, CostFacts]:
+    """:func:`cost_facts` of two or more live models whose parameter counts are exactly equal (ftip-00K6).
+
+    ``models`` maps names to models; the counts are taken from the tensors before anything is
+    measured, and unequal counts are refused (``ValueError``): this is the parameter-matched
+    comparison whose other costs the example says stay unmatched.
+    """
+    if not isinstance(models, Mapping) or len(models) < 2:
+        raise ValueError(f"models must map at least two names to models, got {models!r}")
+    counts = {name: sum(p.numel() for p in _decoder(m).parameters()) for name, m in models.items()}
+    if len(set(counts.values())) != 1:
+        raise ValueError(f"the parameter counts differ ({counts}); match them first, e.g. with match_d_ff")
+    return {name: cost_facts(m, name=name, context=context, memory_budget=memory_budget, timing=timing, seed=seed)
+            for name, m in models.items()}
+
+
 def stable_ordering(timing: RepeatedMeasurement, run_a: Callable[[], object], run_b: Callable[[], object], *,
                     rounds: int = 3) -> str | None:
     """``"a"`` or ``"b"`` (the faster) when every one of ``rounds`` interleaved timings agrees, else ``None``.
@@ -405,4 +423,4 @@ def stable_ordering(timing: RepeatedMeasurement, run_a: Callable[[], object], ru
 
 __all__ = ["BASELINE_KINDS", "ROLES", "CACHE_POLICIES", "KDA_KERNELS", "check_baseline", "layer_mix", "layer_counts",
            "baseline_kind", "kda_kernels_used", "KDAInstanceRecord", "capture", "NoExactMatch", "match_d_ff",
-           "CostFacts", "cost_facts", "stable_ordering"]
+           "CostFacts", "cost_facts", "parameter_matched_costs", "stable_ordering"]

@@ -180,3 +180,16 @@ def test_stable_ordering():
         ki.stable_ordering(timing, fast, slow, rounds=0)
     with pytest.raises(TypeError, match="timing"):
         ki.stable_ordering(None, fast, slow)
+
+
+def test_parameter_matched_costs(models):
+    hybrid, full, _ = models
+    timing = RepeatedMeasurement(warmup=0, reps=2, aggregation="median")
+    twin = build_model(hybrid.cfg, seed=5)
+    facts = ki.parameter_matched_costs({"a": hybrid, "b": twin}, context=8, memory_budget=10**6, timing=timing)
+    assert set(facts) == {"a", "b"} and facts["a"].parameters == facts["b"].parameters
+    assert facts["a"].cache_bytes == facts["b"].cache_bytes == cache_bytes(hybrid.cfg, 8)
+    with pytest.raises(ValueError, match="parameter counts differ"):
+        ki.parameter_matched_costs({"h": hybrid, "f": full}, context=8, memory_budget=10**6)
+    with pytest.raises(ValueError, match="at least two"):
+        ki.parameter_matched_costs({"h": hybrid}, context=8, memory_budget=10**6)
