@@ -1,8 +1,8 @@
 """One entry point for the two things a newcomer does: build the book, run every test.
 
-    python3 tools/task.py book    # set up .venv from requirements.lock, build the website
+    python3 tools/task.py book    # set up .venv from requirements.lock, build the website and its PDF
     python3 tools/task.py test    # set up, then unit tests, nbval (twice: this CPU's kernels and
-                                  # others), chapter mutants, clean -W build, browser check
+                                  # others), chapter mutants, clean -W build and PDF, browser check
     python3 tools/task.py serve   # serve _build/html on http://localhost:8000
 
 Only a Python 3.10+ interpreter is needed; everything else is installed into ``.venv``
@@ -56,7 +56,17 @@ def build_book() -> None:
     """Build the website from clean with warnings as errors (a rebuild can hide warnings)."""
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
     run(BIN / "jupyter-book", "build", ".", "-W", "-n", "--keep-going", "--builder", "html")
+    build_pdf()
     print(f"\nThe book is in {ROOT / '_build/html/index.html'}; serve it with: python3 tools/task.py serve")
+
+
+def build_pdf() -> None:
+    """Print the whole book to ``_build/html/ftipbook.pdf`` (``tools/pdf.py``: a single-page build, which
+    reuses the website build's parsed pages, printed by headless Chromium); skipped without ``chromium``."""
+    if not shutil.which("chromium"):
+        print("PDF skipped: Debian's 'chromium' is not on PATH (apt-get install chromium; the test task installs it)")
+        return
+    run(PY, "tools/pdf.py")
 
 
 def ensure_chromium() -> None:
