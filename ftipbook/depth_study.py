@@ -332,25 +332,22 @@ def load(directory: str | Path = DEPTH_DIR) -> DepthStudy:
 
 # --- fitted summaries of the surface (ftip-00KR) -------------------------------------------------
 #: The forms :func:`fit_surface` fits to the loss ``L = -score`` over parameters ``N``, passes ``P``, tokens ``D``.
-SURFACE_FORMS = ("power", "saturating")
-#: Candidate floors ``E`` of the saturating form, as fractions of the smallest measured loss.
-FLOOR_GRID = tuple(i / 200 for i in range(200))
+SURFACE_FORMS = ("power", "log-linear")
 
 
 @dataclass(frozen=True)
 class SurfaceFit:
     """A fitted summary of a measured loss surface (ftip-00KR), valid over the range it was fitted on.
 
-    ``form`` ``"power"``: ``L = exp(a) N^b P^c D^e``; ``"saturating"``: ``L = E + exp(a) N^b P^c D^e``
-    (``floor`` = ``E``, 0 for the power form). ``coefficients`` are ``(a, b, c, e)``;
-    ``residuals`` measured minus fitted loss at each grid point (nats, in the grid's
-    ``(width, passes, budget)`` order), ``rms`` their root mean square; ``low`` / ``high`` the
-    measured range of ``(N, P, D)``. :meth:`predict` refuses a point outside that range unless
-    asked to extrapolate.
+    ``form`` ``"power"``: ``L = exp(a) N^b P^c D^e`` (least squares on ``log L``); ``"log-linear"``:
+    ``L = a + b log N + c log P + e log D`` (least squares on ``L``). ``coefficients`` are
+    ``(a, b, c, e)``; ``residuals`` measured minus fitted loss at each grid point (nats, in the
+    grid's ``(width, passes, budget)`` order), ``rms`` their root mean square; ``low`` / ``high``
+    the measured range of ``(N, P, D)``. :meth:`predict` refuses a point outside that range
+    unless asked to extrapolate.
     """
 
     form: str
-    floor: float
     coefficients: tuple[float, float, float, float]
     residuals: np.ndarray
     rms: float
@@ -368,10 +365,11 @@ class SurfaceFit:
             if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)) or not 0 < x < np.inf:
                 raise ValueError(f"{name}={x!r} must be a finite number > 0")
         if not extrapolate and not self.covers(n, p, d):
-            raise ValueError(f"(n, p, d)={(n, p, d)!r} is outside the measured range {self.low} to {self.high}; "
+            raise ValueError(f"(n, p, d)=({n:g}, {p:g}, {d:g}) is outside the measured range {self.low} to {self.high}; "
                              "pass extrapolate=True to evaluate the form there (a summary, not a law)")
         a, b, c, e = self.coefficients
-        return float(self.floor + np.exp(a + b * np.log(n) + c * np.log(p) + e * np.log(d)))
+        linear = a + b * np.log(n) + c * np.log(p) + e * np.log(d)
+        return float(np.exp(linear) if self.form == "power" else linear)
 
 
 def surface_design(surface: Surface) -> tuple[np.ndarray, np.ndarray]:
@@ -382,34 +380,21 @@ def surface_design(surface: Surface) -> tuple[np.ndarray, np.ndarray]:
     return np.array(rows), -surface.scores.reshape(-1)
 
 
-def _log_fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    design = np.column_stack([np.ones(len(x)), np.log(x[:, 0]), np.log(x[:, 1]), np.log(x[:, 2])])
-    return np.linalg.lstsq(design, np.log(y), rcond=None)[0]
-
-
 def fit_surface(surface: Surface, form: str) -> SurfaceFit:
-    """Fit ``form`` (one of :data:`SURFACE_FORMS`) to the losses of ``surface`` (ftip-00KR).
-
-    Both forms are fitted by least squares on ``log(L - E)``; the saturating form takes the floor
-    ``E`` from :data:`FLOOR_GRID` times the smallest loss that minimizes the squared loss residuals.
-    """
+    """Fit ``form`` (one of :data:`SURFACE_FORMS`) to the losses of ``surface`` by least squares (ftip-00KR)."""
     if not isinstance(surface, Surface):
         raise TypeError(f"surface must be a depth_study.Surface, got {type(surface).__name__}")
     if form not in SURFACE_FORMS:
         raise ValueError(f"form={form!r} is not one of {SURFACE_FORMS}")
     x, y = surface_design(surface)
     if not (y > 0).all():
-        raise ValueError("every loss must be > 0 to fit a form on log(L - E)")
-    floors = [0.0] if form == "power" else [f * float(y.min()) for f in FLOOR_GRID]
-    best = None
-    for floor in floors:
-        coef = _log_fit(x, y - floor)
-        fitted = floor + np.exp(coef[0] + np.log(x) @ coef[1:])
-        rss = float(np.sum((y - fitted) ** 2))
-        if best is None or rss < best[0]:
-            best = (rss, floor, coef, y - fitted)
-    rss, floor, coef, residuals = best
-    return SurfaceFit(form, floor, tuple(float(v) for v in coef), residuals, float(np.sqrt(rss / len(y))),
+        raise ValueError("every loss must be > 0 (a mean negative log-likelihood)")
+    design = np.column_stack([np.ones(len(x)), np.log(x[:, 0]), np.log(x[:, 1]), np.log(x[:, 2])])
+    target = np.log(y) if form == "power" else y
+    coef = np.linalg.lstsq(design, target, rcond=None)[0]
+    fitted = np.exp(design @ coef) if form == "power" else design @ coef
+    residuals = y - fitted
+    return SurfaceFit(form, tuple(float(v) for v in coef), residuals, float(np.sqrt(np.mean(residuals ** 2))),
                       tuple(float(v) for v in x.min(axis=0)), tuple(float(v) for v in x.max(axis=0)))
 
 
@@ -616,5 +601,5 @@ def rebuild_report(rebuilt: str | Path, committed: str | Path = DEPTH_DIR) -> Re
 __all__ = ["DEPTH_DIR", "FORMAT", "STACK", "PASSES", "SEEDS", "BUDGET", "SURFACE_WIDTHS", "SURFACE_BUDGETS",
            "SURFACE_SEED", "INFERENCE_PASSES", "LATENT_WEIGHTS", "PROMPT_LEN", "NEW_TOKENS", "CHECKPOINTS",
            "package", "record_prompt", "capture_record", "prefill_flops", "depth_record", "PassesRun", "Surface",
-           "Recirculation", "LatentRun", "DepthStudy", "SURFACE_FORMS", "FLOOR_GRID", "SurfaceFit",
+           "Recirculation", "LatentRun", "DepthStudy", "SURFACE_FORMS", "SurfaceFit",
            "surface_design", "fit_surface", "verify", "load", "build", "RebuildReport", "rebuild_report"]
