@@ -2,14 +2,15 @@
 
 A chapter's Colab button opens its reader notebook (``notebooks/...``, written by
 ``tools/reader_notebooks.py``: statements and references readable outside the book) instead of
-the tested notebook, and the download button serves the same file. Scripts added twice to a page
-are kept once.
+the tested notebook, and the download button serves the same file. A script that the page head
+carries twice is kept once, and only the search page loads the search index.
 
 The offline MathJax copy holds every MathJax bundle; the pages load ``tex-chtml.js`` only, which
 fetches TeX extensions from ``input/tex/extensions``, fonts from ``output/chtml`` and, when a reader
 turns them on in the math menu, the accessibility components (``a11y``, ``sre``, ``ui``). Every
 other bundle and component goes, and so do the JavaScript and CSS source maps of the theme.
 """
+import re
 import shutil
 from pathlib import Path
 
@@ -31,12 +32,39 @@ def _mathjax_prune(root: Path) -> None:
             path.unlink()
 
 
+SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>\n?", re.S)
+
+
+def _unique_scripts(html: str) -> str:
+    """Each ``<script>`` of the page head once: extensions set up before reading add theirs twice,
+    and a repeated ``const THEBE_JS_URL`` is a SyntaxError in every page's console."""
+    end = html.find("</head>")
+    seen: set[str] = set()
+
+    def once(match: re.Match) -> str:
+        if match.group() in seen:
+            return ""
+        seen.add(match.group())
+        return match.group()
+
+    return SCRIPT.sub(once, html[:end]) + html[end:] if end > 0 else html
+
+
+SEARCH_INDEX = re.compile(r'\s*<script src="[^"]*searchindex\.js"></script>')
+
+
+def _pages(app, out: Path) -> None:
+    for page in out.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        fixed = _unique_scripts(html).replace(COLAB_CHAPTERS, COLAB_READER)
+        if page.name != "search.html":  # the index (0.9 MB) is loaded by the search page only
+            fixed = SEARCH_INDEX.sub("", fixed)
+        if fixed != html:
+            page.write_text(fixed, encoding="utf-8")
+
+
 def _reader_notebooks(app, out: Path) -> None:
     reader = Path(app.srcdir) / "notebooks"
-    for page in (out / "chapters").rglob("*.html"):
-        html = page.read_text(encoding="utf-8")
-        if COLAB_CHAPTERS in html:
-            page.write_text(html.replace(COLAB_CHAPTERS, COLAB_READER), encoding="utf-8")
     for served in (out / "_sources" / "chapters").rglob("*.ipynb"):
         source = reader / served.relative_to(out / "_sources" / "chapters")
         if source.exists():
@@ -47,6 +75,7 @@ def finish(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
+    _pages(app, out)
     _reader_notebooks(app, out)
     static = out / "_static"
     if (static / "mathjax" / "tex-chtml.js").exists():
@@ -55,19 +84,6 @@ def finish(app, exception) -> None:
         source_map.unlink()
 
 
-def unique_scripts(app, pagename, templatename, context, doctree) -> None:
-    """Each script once per page: sphinx-thebe's configuration script is added twice (its
-    ``const THEBE_JS_URL`` then raises a SyntaxError in every page's console)."""
-    seen, unique = set(), []
-    for script in context.get("script_files", []):
-        key = str(script)
-        if key not in seen:
-            seen.add(key)
-            unique.append(script)
-    context["script_files"] = unique
-
-
 def setup(app):
-    app.connect("html-page-context", unique_scripts)
     app.connect("build-finished", finish)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,147 @@
+"""The built site as a reader meets it: cross-links, figures, weight, search and a clean console.
+
+Item and section ids written as text link to their pages; the bibliography lists entries under the
+author-year labels the text cites; every plot is a numbered figure with a caption and alt text;
+a chapter page stays light and loads without console errors; search finds a statement. Reads
+``_build/html`` (``tools/task.py test`` builds the book first); the console and search checks need
+Debian's ``chromium``.
+"""
+from __future__ import annotations
+
+import gzip
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import layout
+
+HTML = layout.ROOT / "_build" / "html"
+pytestmark = pytest.mark.skipif(not (HTML / "index.html").exists(), reason="the book is not built")
+LINKED_ID = re.compile(r'<a class="reference internal" href="([^"#]*)#(ftip-\w{4})">(?:<code[^>]*><span class="pre">)?'
+                       r'(ftip-\w{4})')
+
+
+def _unlinked_ids(html: str) -> list[str]:
+    """Ids in the page's visible text that are not inside a link (code blocks and math skipped)."""
+    html = re.sub(r"<(script|style|pre|title|head)\b.*?</\1>", "", html, flags=re.S)
+    html = re.sub(r"<a\b.*?</a>", "", html, flags=re.S)
+    html = re.sub(r'<span class="math[^"]*">.*?</span>', "", html, flags=re.S)
+    html = re.sub(r'<h[1-6]\b.*?</h[1-6]>', "", html, flags=re.S)  # headings carry ids of their own
+    html = re.sub(r'<div class="(sd-|bd-sidebar|toc)[^"]*".*?</div>', "", html, flags=re.S)
+    return re.findall(r"ftip-\w{4}", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_outline_pages_link_every_item_id_that_has_a_chapter():
+    chapters = layout.present_chapters()  # "ftip-0003" -> chapters/.../0003-...
+    linked = 0
+    for page in sorted((HTML / "book" / "outline").glob("*.html")):
+        html = page.read_text()
+        for href, label, shown in LINKED_ID.findall(html):
+            assert label == shown.lower(), f"{page.name}: {shown} links to #{label}"
+            if shown in chapters:
+                assert href.endswith(chapters[shown].name + ".html"), (page.name, shown, href)
+                linked += 1
+        left = [i for i in _unlinked_ids(html) if i in chapters]
+        assert not left, f"{page.name}: ids of chapters shown without a link: {left[:5]}"
+    assert linked >= len(chapters)
+
+
+def test_api_docstrings_link_their_items():
+    html = (HTML / "book" / "api" / "compare.html").read_text()
+    linked = {shown for _, _, shown in LINKED_ID.findall(html)}
+    assert {"ftip-00JP", "ftip-00JY", "ftip-00L8"} <= linked
+    chapters = layout.present_chapters()
+    left = [i for i in _unlinked_ids(html) if i in chapters]
+    assert not left, f"compare API: ids of chapters shown without a link: {left[:5]}"
+
+
+def test_bibliography_labels_are_the_cited_author_year_strings():
+    bib = (HTML / "book" / "bibliography.html").read_text()
+    labels = set(re.findall(r'<span class="label"><span class="fn-bracket">\[</span>([^<]+)<span', bib))
+    labels |= set(re.findall(r'<span class="label">\[([^\]<]+)\]</span>', bib))
+    assert labels and not any(label.isdigit() for label in labels), sorted(labels)[:5]
+    cited = set()
+    for page in HTML.glob("chapters/**/*.html"):
+        cited |= set(re.findall(r'href="[^"]*bibliography.html#[^"]*"[^>]*>([^<]+)</a>', page.read_text()))
+    cited = {c for c in cited if re.search(r"[A-Za-z].*\d{4}[a-z]?$", c)}  # "Ba et al., 2016" (not "2016" of cite:t)
+    assert cited, "no author-year citations found in the chapters"
+    assert cited <= labels, f"cited strings without a matching bibliography label: {sorted(cited - labels)[:5]}"
+
+
+def test_every_chapter_figure_is_numbered_with_a_caption_and_alt_text():
+    """Each plot is a figure whose caption is the paragraph after it; its alt text is that caption."""
+    missing = []
+    for page in sorted(HTML.glob("chapters/**/*.html")):
+        html = page.read_text()
+        body = html[html.find('<article'):]
+        for img in re.findall(r"<img\b[^>]*>", body):
+            if "_images/" not in img:
+                continue
+            alt = re.search(r'alt="([^"]*)"', img)
+            if alt is None or "_images/" in alt.group(1) or len(alt.group(1).split()) < 4:
+                missing.append(f"{page.name}: alt {alt.group(1)[:40] if alt else None!r}")
+        for figure in re.findall(r'<figure class="cell-figure.*?</figure>', body, re.S):
+            if not re.search(r'<figcaption>\s*<p><span class="caption-number">Fig\. \d+ </span>', figure):
+                missing.append(f"{page.name}: a figure without a numbered caption")
+    assert not missing, missing[:10]
+
+
+CHROMIUM = shutil.which("chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--virtual-time-budget=15000"]
+SAMPLE_PAGES = ["index.html", "book/intro.html", "book/api/compare.html",
+                "chapters/part-1/research-question-and-scope/0006-elicitation-starting-probability-and-finite-evidence.html"]
+
+
+def _chromium(url: str, *extra: str) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory() as profile:
+        return subprocess.run([CHROMIUM, *FLAGS, *extra, f"--user-data-dir={profile}", url],
+                              capture_output=True, text=True, timeout=120, check=True)
+
+
+def _loaded_files(page: Path) -> list[Path]:
+    """The local files a page loads: itself, its scripts, stylesheets, images and MathJax's fonts."""
+    html = page.read_text()
+    refs = re.findall(r'<script[^>]+src="([^"?#]+)', html)
+    refs += re.findall(r'<link[^>]+rel="stylesheet"[^>]+href="([^"?#]+)', html)
+    refs += re.findall(r'<link[^>]+href="([^"?#]+)"[^>]+rel="stylesheet"', html)
+    refs += re.findall(r'<img[^>]+src="([^"?#]+)', html)
+    files = {page} | {(page.parent / r).resolve() for r in refs if not r.startswith(("http:", "https:", "data:"))}
+    if 'class="math' in html:
+        files |= set((HTML / "_static" / "mathjax" / "output" / "chtml").rglob("*.woff"))
+    return sorted(f for f in files if f.is_file())
+
+
+def test_site_and_chapter_page_weights():
+    """Measured: the whole site, and what one chapter page loads (raw and gzip-compressed, as a web
+    server sends it). The search index is loaded by the search page only."""
+    site = sum(f.stat().st_size for f in HTML.rglob("*") if f.is_file())
+    page = HTML / SAMPLE_PAGES[-1]
+    files = _loaded_files(page)
+    raw = sum(f.stat().st_size for f in files)
+    sent = sum(len(gzip.compress(f.read_bytes(), 6)) for f in files)
+    print(f"site {site / 2**20:.1f} MiB; chapter page loads {len(files)} files, {raw / 2**20:.2f} MiB raw, "
+          f"{sent / 2**20:.2f} MiB gzip")
+    assert not any(f.name == "searchindex.js" for f in files)
+    assert not list((HTML / "_static").rglob("*.map"))
+    assert sent < 1.5 * 2**20
+    assert site < 45 * 2**20
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+@pytest.mark.parametrize("page", SAMPLE_PAGES)
+def test_pages_load_without_console_errors(page):
+    result = _chromium((HTML / page).as_uri(), "--enable-logging=stderr", "--v=0", "--dump-dom")
+    console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
+    errors = [line for line in console if re.search(r"Uncaught|Error", line)]
+    assert not errors, errors[:3]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_search_finds_a_statement():
+    result = _chromium((HTML / "search.html").as_uri() + "?q=iso-quality", "--dump-dom")
+    assert "Iso-quality cost ratio" in result.stdout
