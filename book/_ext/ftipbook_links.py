@@ -1,10 +1,14 @@
-"""Every item and section id written in running text (``ftip-00JP``) becomes a link to its page.
+"""Links a reader follows: item and section ids to their pages, chapters to the library they call.
 
 Chapters cross-reference statements with ``{prf:ref}``; ids also appear as plain text (outline
 tables, front matter, API docstrings). After references are resolved, each such id that names a
 statement (sphinx-proof's labels) or a section page (a ``(ftip-XXXX)=`` target) is wrapped in a
 link to it; ids without a page stay text. Code blocks, math and existing links are left alone.
+
+A chapter page also ends with the ``ftipbook`` objects its code imports, each linked to its entry
+in the API pages (whose docstrings, in turn, name the items they implement, linked as above).
 """
+import ast
 import re
 
 from docutils import nodes
@@ -59,6 +63,53 @@ def link_ids(app, doctree, fromdocname: str) -> None:
             parent.replace(text, [p for p in pieces if not (isinstance(p, nodes.Text) and not p.astext())])
 
 
+def _imported(code: str) -> list[str]:
+    """Dotted names the code imports from ``ftipbook`` (``from ftipbook.x import y`` -> ``ftipbook.x.y``)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    return [f"{node.module}.{alias.name}" for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ftipbook")
+            for alias in node.names]
+
+
+def _documented(objects: dict, name: str) -> str | None:
+    """The documented full name of ``name``, also when a package re-exports it from a submodule."""
+    if name in objects:
+        return name
+    package, _, short = name.rpartition(".")
+    found = sorted(k for k in objects if k.startswith(package + ".") and k.endswith("." + short))
+    return found[0] if found else None
+
+
+def link_api(app, doctree, fromdocname: str) -> None:
+    if not fromdocname.startswith("chapters/"):
+        return
+    objects = app.env.get_domain("py").objects
+    names: dict[str, None] = {}
+    for block in doctree.findall(nodes.literal_block):
+        for name in _imported(block.astext()):
+            full = _documented(objects, name)
+            if full is not None and objects[full].objtype != "module":
+                names.setdefault(full)
+    if not names:
+        return
+    para = nodes.paragraph("", "Library objects this chapter imports: ")
+    for i, full in enumerate(sorted(names, key=lambda n: n.rsplit(".", 1)[-1].lower())):
+        entry = objects[full]
+        ref = make_refnode(app.builder, fromdocname, entry.docname, entry.node_id,
+                           nodes.literal(full, full.rsplit(".", 1)[-1]))
+        para += [nodes.Text(", ")] if i else []
+        para += ref
+    para += nodes.Text(".")
+    section = nodes.section(ids=["library-objects"], classes=["library-objects"])
+    section += nodes.rubric("", "In the library")
+    section += para
+    doctree += section
+
+
 def setup(app):
     app.connect("doctree-resolved", link_ids)
+    app.connect("doctree-resolved", link_api)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -59,6 +59,20 @@ def test_api_docstrings_link_their_items():
     assert not left, f"compare API: ids of chapters shown without a link: {left[:5]}"
 
 
+def test_chapters_link_the_library_objects_they_import():
+    pages = sorted(HTML.glob("chapters/**/*.html"))
+    with_links = 0
+    for page in pages:
+        html = page.read_text()
+        if "Library objects this chapter imports" in html:
+            section = html[html.index("Library objects this chapter imports"):]
+            section = section[:section.index("</p>")]
+            links = re.findall(r'href="([^"]*book/api/[^"#]*\.html#ftipbook\.[\w.]+)"', section)
+            assert links, f"{page.name}: the library section links to no API entry"
+            with_links += 1
+    assert with_links >= 0.9 * len(pages), f"only {with_links} of {len(pages)} chapters link the library"
+
+
 def test_bibliography_labels_are_the_cited_author_year_strings():
     bib = (HTML / "book" / "bibliography.html").read_text()
     labels = set(re.findall(r'<span class="label"><span class="fn-bracket">\[</span>([^<]+)<span', bib))
