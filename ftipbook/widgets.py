@@ -12,12 +12,18 @@ Three forms of each model, all computing the same numbers:
 - the static matplotlib figures of :mod:`ftipbook.viz.compare`, which render anywhere.
 
 Readouts are keyed by name (``"S"``, ``"nK"``, ...) and formatted by :data:`ATTEMPT_FORMATS` and
-:data:`CACHE_FORMATS`; the JavaScript receives the same formats, so both sides print alike.
+:data:`CACHE_FORMATS`; the JavaScript receives the same formats, so both sides print alike (ties
+rounded to even on both sides). A value outside the model's domain is explained, not printed: an
+undefined break-even names its reason, a negative saving says how many times more state the hybrid
+holds. Quantities that span decades (``T``, ``kappa``, ``sigma``) have sliders that move in ``log2``
+space and show the rounded power; one slider specification (:class:`Slider`) builds both the HTML
+and the ipywidgets slider.
 """
 from __future__ import annotations
 
 import html
 import json
+import math
 from dataclasses import dataclass
 
 from ftipbook.compare import cache_model, throughput
@@ -28,13 +34,20 @@ ATTEMPT_FORMATS: dict[str, int | None] = {
     "ratio": 4, "S": 3, "nM": None, "nK": None, "dM": 3, "dK": 3, "pStar": 4, "verdict": None,
 }
 #: Decimals shown per readout of the cache model (memories in MiB).
-CACHE_FORMATS: dict[str, int | None] = {"T": None, "mla": 3, "hybrid": 3, "ratio": 4, "crossover": 3, "saving": 1}
+CACHE_FORMATS: dict[str, int | None] = {"mla": 3, "hybrid": 3, "ratio": 4, "crossover": 3, "saving": None}
 MIB = 2**20
+#: The longest context the cache figures offer.
+LENGTH_MAX = 2**20
 
 
 @dataclass(frozen=True)
 class Slider:
-    """One slider of an HTML figure: the readout key it sets, its label and range."""
+    """One slider of a figure: the argument ``key`` it sets, its label, range and start ``value``.
+
+    ``log``: the quantity is a positive integer spanning decades; the slider moves ``u`` over
+    ``[log2 lo, log2 hi]`` and the quantity is ``round(2^u)``. An integer ``step`` (on a linear
+    slider) makes an integer slider.
+    """
 
     key: str
     label: str
@@ -42,12 +55,30 @@ class Slider:
     hi: float
     step: float
     value: float
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.lo <= self.value <= self.hi:
+            raise ValueError(f"{self.key}={self.value!r} is outside the slider range [{self.lo}, {self.hi}]")
+        if self.log and not (isinstance(self.value, int) and self.lo >= 1):
+            raise ValueError(f"{self.key}={self.value!r}: a log slider takes an int >= 1 (range from {self.lo})")
 
 
 def _fmt(value: object, decimals: int | None) -> str:
     if isinstance(value, Undefined):
-        return "undefined"
+        return f"undefined: {value.reason}"
     return str(value) if decimals is None else f"{value:.{decimals}f}"
+
+
+def saving_text(ratio: float) -> str:
+    """The cache saving ``100 (1 - ratio)`` in percent, or, where the hybrid holds more (ftip-00KY).
+
+    ``ratio`` is ``M_hybrid / M_MLA``; above 1 (``T`` below the crossover ``sigma / kappa``) there
+    is no saving, and the text says how many times as much state the hybrid holds.
+    """
+    if ratio <= 1:
+        return _fmt(100 * (1 - ratio), 1)
+    return f"none: the hybrid holds {ratio:.2f}x as much (T < sigma/kappa)"
 
 
 def _verdict(r: throughput.AttemptComparison) -> str:
@@ -65,11 +96,14 @@ def attempt_readout(*, f: float, s: float, budget: float, p_m: float, p_k: float
 
 
 def cache_readout(*, ell: int, batch: int, length: int, kappa: int, sigma: int) -> dict[str, str]:
-    """The cache model's readout strings (memories in MiB), from :mod:`ftipbook.compare.cache_model`."""
+    """The cache model's readout strings (memories in MiB), from :mod:`ftipbook.compare.cache_model`.
+
+    The saving is :func:`saving_text` of the ratio.
+    """
     m_mla, m_hyb = cache_model.stylized_state_memory(ell, batch, length, kappa, sigma)
     ratio = cache_model.cache_ratio(length, kappa, sigma)
-    values = {"T": length, "mla": m_mla / MIB, "hybrid": m_hyb / MIB, "ratio": ratio,
-              "crossover": cache_model.crossover_length(kappa, sigma), "saving": 100 * (1 - ratio)}
+    values = {"mla": m_mla / MIB, "hybrid": m_hyb / MIB, "ratio": ratio,
+              "crossover": cache_model.crossover_length(kappa, sigma), "saving": saving_text(ratio)}
     return {k: _fmt(v, CACHE_FORMATS[k]) for k, v in values.items()}
 
 
@@ -79,7 +113,7 @@ _ATTEMPT_LABELS = {
     "pStar": "break-even p<sub>K</sub>*", "verdict": "comparison",
 }
 _CACHE_LABELS = {
-    "T": "context length T", "mla": "M<sub>MLA</sub> (MiB)", "hybrid": "M<sub>hybrid</sub> (MiB)",
+    "mla": "M<sub>MLA</sub> (MiB)", "hybrid": "M<sub>hybrid</sub> (MiB)",
     "ratio": "M<sub>hybrid</sub>/M<sub>MLA</sub>", "crossover": "crossover &sigma;/&kappa;", "saving": "saving (%)",
 }
 
@@ -97,6 +131,8 @@ WIDGET_JS = r"""
     return i < 0 ? [parseInt(t, 10), 1] : [parseInt(t.replace(".", ""), 10), Math.pow(10, t.length - i - 1)];
   };
   W.floorDiv = function (a, b) { return (a - a % b) / b; };  // nonnegative safe integers
+  // an undefined value: {reason: text}, shown as "undefined: <reason>" (frontier.Undefined in Python)
+  W.undefined = function (reason) { return {reason: reason}; };
   W.discovery = function (p, n) {
     if (n === 0 || p === 0) return 0;
     return p === 1 ? 1 : -Math.expm1(n * Math.log1p(-p));
@@ -108,19 +144,31 @@ WIDGET_JS = r"""
     var nM = W.floorDiv(b[0], b[1]), nK = W.floorDiv(b[0] * rd, b[1] * rn);
     var dM = W.discovery(pM, nM), dK = W.discovery(pK, nK), ok = nM > 0 && nK > 0;
     return {ratio: rn / rd, S: rd / rn, nM: nM, nK: nK, dM: dM, dK: dK,
-            pStar: ok ? 1 - Math.pow(1 - pM, nM / nK) : null,
+            pStar: ok ? 1 - Math.pow(1 - pM, nM / nK)
+                      : W.undefined("break-even needs N_M >= 1 and N_K >= 1 attempts, got N_M=" + nM + ", N_K=" + nK),
             verdict: ok ? (dK >= dM ? "hybrid >= baseline" : "hybrid < baseline")
                         : "undefined: needs N_M >= 1 and N_K >= 1"};
   };
   // ftip-00KY: M_MLA = 4 b l kappa T, M_hybrid = b l (kappa T + 3 sigma), ratio, crossover
   W.cache = function (ell, b, T, kappa, sigma) {
     var ratio = (kappa * T + 3 * sigma) / (4 * kappa * T);
-    return {T: T, mla: 4 * b * ell * kappa * T / 1048576, hybrid: b * ell * (kappa * T + 3 * sigma) / 1048576,
-            ratio: ratio, crossover: sigma / kappa, saving: 100 * (1 - ratio)};
+    return {mla: 4 * b * ell * kappa * T / 1048576, hybrid: b * ell * (kappa * T + 3 * sigma) / 1048576,
+            ratio: ratio, crossover: sigma / kappa, saving: W.savingText(ratio)};
   };
+  W.savingText = function (ratio) {
+    if (ratio <= 1) return W.format(100 * (1 - ratio), 1);
+    return "none: the hybrid holds " + W.format(ratio, 2) + "x as much (T < sigma/kappa)";
+  };
+  // fixed decimals, an exact tie rounded to even as Python's format does (toFixed rounds it up)
   W.format = function (value, decimals) {
-    if (value === null) return "undefined";
-    return decimals === null ? String(value) : value.toFixed(decimals);
+    if (value !== null && typeof value === "object") return "undefined: " + value.reason;
+    if (decimals === null) return String(value);
+    var text = value.toFixed(decimals), exact = Math.abs(value).toFixed(100);
+    var cut = exact.indexOf(".") + decimals + 1;
+    if (/^50*$/.test(exact.slice(cut)) && /[13579]$/.test(text)) {
+      text = (value < 0 ? "-" : "") + exact.slice(0, decimals ? cut : cut - 1);
+    }
+    return text;
   };
   // a small SVG line plot: series [{xs, ys, color, step}], marks [{x, y, color}], guides
   W.plot = function (svg, o) {
@@ -165,9 +213,10 @@ WIDGET_JS = r"""
     var inputs = root.querySelectorAll("input[data-in]");
     function update() {
       var v = {};
-      inputs.forEach(function (inp) {
-        v[inp.dataset.in] = inp.value;
-        root.querySelector('output[data-show="' + inp.dataset.in + '"]').textContent = inp.value;
+      inputs.forEach(function (inp) {  // a log slider holds u; its quantity is round(2^u)
+        var x = inp.dataset.log ? Math.round(Math.pow(2, Number(inp.value))) : inp.value;
+        v[inp.dataset.in] = x;
+        root.querySelector('output[data-show="' + inp.dataset.in + '"]').textContent = String(x);
       });
       var r = compute(v);
       Object.keys(formats).forEach(function (k) {
@@ -206,16 +255,15 @@ WIDGET_JS = r"""
   W.mountCache = function (id, formats, tMax) {
     var root = document.getElementById(id);
     bind(root, formats, function (v) {
-      return W.cache(Number(v.ell), Number(v.batch), Math.round(Math.pow(2, Number(v.log2T))),
-                     Number(v.kappa), Number(v.sigma));
+      return W.cache(Number(v.ell), Number(v.batch), v.length, v.kappa, v.sigma);
     }, function (v, r) {
       var ts = [], rs = [];
       for (var u = 0; u <= Math.log2(tMax); u += 0.1) {
-        var t = Math.pow(2, u); ts.push(t); rs.push((Number(v.kappa) * t + 3 * Number(v.sigma)) / (4 * Number(v.kappa) * t));
+        var t = Math.pow(2, u); ts.push(t); rs.push((v.kappa * t + 3 * v.sigma) / (4 * v.kappa * t));
       }
       W.plot(root.querySelector('svg[data-plot="ratio"]'), {x0: 1, x1: tMax, y0: 0, y1: 2, logx: true,
         xticks: [1, 1024, tMax], yticks: [0, 0.25, 1, 2], xlabel: "context length T (log scale)", ylabel: "ratio",
-        series: [{xs: ts, ys: rs, color: INK}], marks: [{x: r.T, y: r.ratio, color: ACCENT}],
+        series: [{xs: ts, ys: rs, color: INK}], marks: [{x: v.length, y: r.ratio, color: ACCENT}],
         guides: [{y: 1, color: MUTED}, {y: 0.25, color: MUTED},
                  {x: Math.min(Math.max(r.crossover, 1), tMax), color: ACCENT}]});
     });
@@ -226,13 +274,23 @@ WIDGET_JS = r"""
 _CSS = """
 <style>
 .ftip-widget { font: 14px/1.4 system-ui, sans-serif; border: 1px solid #e5e7eb; border-radius: 6px;
-  padding: 10px 12px; margin: 8px 0; max-width: 700px; }
-.ftip-widget label { display: grid; grid-template-columns: 15em 1fr 5em; gap: 8px; align-items: center; }
-.ftip-widget output { font-variant-numeric: tabular-nums; }
+  padding: 10px 12px; margin: 8px 0; max-width: 700px; box-sizing: border-box; }
+.ftip-widget label { display: grid; grid-template-columns: 15em minmax(6em, 1fr) 5.5em; gap: 8px;
+  align-items: center; }
+.ftip-widget input { min-width: 0; width: 100%; margin: 0; }
+.ftip-widget output { font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
 .ftip-widget table { border-collapse: collapse; margin: 8px 0; }
-.ftip-widget td { padding: 1px 10px 1px 0; }
+.ftip-widget td { padding: 1px 10px 1px 0; overflow-wrap: break-word; }
 .ftip-widget td[data-out] { font-variant-numeric: tabular-nums; font-weight: 600; }
-.ftip-widget svg { display: inline-block; width: 320px; height: 200px; font-size: 10px; margin-right: 8px; }
+.ftip-widget svg { display: inline-block; width: 100%; max-width: 320px; height: auto; font-size: 10px;
+  margin-right: 8px; }
+@media (max-width: 600px) {
+  .ftip-widget { padding: 8px; }
+  .ftip-widget label { grid-template-columns: minmax(0, 1fr) 5.5em; gap: 0 8px; margin-bottom: 4px; }
+  .ftip-widget label > span { grid-column: 1 / -1; }
+  .ftip-widget table { width: 100%; }
+  .ftip-widget td { padding-right: 6px; }
+}
 </style>
 """
 
@@ -251,15 +309,26 @@ def _num(x: float) -> str:
     return text
 
 
+def _range_input(sl: Slider) -> str:
+    """The ``<input type="range">`` of ``sl``; a log slider runs over ``log2`` of its range with any step,
+    so its start ``log2(value)`` is kept exactly (a stepped range would snap it)."""
+    if sl.log:
+        lo, hi, step, value = _num(math.log2(sl.lo)), _num(math.log2(sl.hi)), "any", _num(math.log2(sl.value))
+        return (f'<input type="range" data-in="{sl.key}" data-log="2" min="{lo}" max="{hi}" step="{step}" '
+                f'value="{value}">')
+    return (f'<input type="range" data-in="{sl.key}" min="{_num(sl.lo)}" max="{_num(sl.hi)}" '
+            f'step="{_num(sl.step)}" value="{_num(sl.value)}">')
+
+
 def _html(uid: str, title: str, sliders: list[Slider], labels: dict[str, str], readout: dict[str, str],
           plots: list[str], mount: str) -> str:
     rows = "\n".join(
-        f'<label>{html.escape(sl.label)} <input type="range" data-in="{sl.key}" min="{_num(sl.lo)}" '
-        f'max="{_num(sl.hi)}" step="{_num(sl.step)}" value="{_num(sl.value)}">'
+        f'<label><span>{html.escape(sl.label)}</span> {_range_input(sl)}'
         f'<output data-show="{sl.key}">{_num(sl.value)}</output></label>'
         for sl in sliders
     )
-    table = "\n".join(f'<tr><td>{labels[k]}</td><td data-out="{k}">{html.escape(v)}</td></tr>' for k, v in readout.items())
+    table = "\n".join(f'<tr><td>{labels[k]}</td><td data-out="{k}">{html.escape(v)}</td></tr>'
+                      for k, v in readout.items())
     svgs = "".join(f'<svg data-plot="{p}" viewBox="0 0 320 200" role="img" aria-label="{p} plot"></svg>' for p in plots)
     return (
         f'<div class="ftip-widget" id="{uid}">{_CSS}<strong>{html.escape(title)}</strong>\n{rows}\n'
@@ -269,53 +338,60 @@ def _html(uid: str, title: str, sliders: list[Slider], labels: dict[str, str], r
     )
 
 
-def _in_range(sl: Slider) -> Slider:
-    if not sl.lo <= sl.value <= sl.hi:
-        raise ValueError(f"{sl.key}={sl.value!r} is outside the slider range [{sl.lo}, {sl.hi}]")
-    return sl
+def _attempt_sliders(*, f: float, s: float, budget: int, p_m: float, p_k: float, budget_max: int) -> list[Slider]:
+    return [
+        Slider("f", "generation share f", 0, 1, 0.01, f),
+        Slider("s", "generation speed factor s", 0.5, 5, 0.05, s),
+        Slider("budget", "budget B/c", 0, budget_max, 1, budget),
+        Slider("p_m", "baseline success p_M", 0, 0.5, 0.005, p_m),
+        Slider("p_k", "hybrid success p_K", 0, 0.5, 0.005, p_k),
+    ]
+
+
+def _cache_sliders(*, ell: int, batch: int, length: int, kappa: int, sigma: int, kappa_max: int, sigma_max: int,
+                   length_max: int) -> list[Slider]:
+    return [
+        Slider("ell", "l (groups of 4 layers)", 1, 16, 1, ell),
+        Slider("batch", "batch b", 1, 64, 1, batch),
+        Slider("length", "context length T", 1, length_max, 1, length, log=True),
+        Slider("kappa", "kappa (bytes/token/layer)", 1, kappa_max, 1, kappa, log=True),
+        Slider("sigma", "sigma (bytes per KDA state)", 1, sigma_max, 1, sigma, log=True),
+    ]
 
 
 def attempt_throughput_html(
     *, f: float = 0.8, s: float = 2.2, budget: int = 10, p_m: float = 0.10, p_k: float = 0.08,
     budget_max: int = 30, uid: str = "ftip-attempt",
 ) -> str:
-    """A kernel-free interactive figure of the attempt-throughput model (ftip-00L3, 00LF).
+    """A kernel-free interactive figure of the attempt-throughput model (ftip-00L3, 00LD, 00LF).
 
     Sliders for ``f``, ``s``, the budget ``B/c`` and the two success probabilities; the readout
     starts at the Python values (:func:`attempt_readout`) and follows the sliders in JavaScript.
     ``uid`` is the element id (unique per page).
     """
-    sliders = [_in_range(x) for x in (
-        Slider("f", "generation share f", 0, 1, 0.01, f),
-        Slider("s", "generation speed factor s", 0.5, 5, 0.05, s),
-        Slider("budget", "budget B/c", 0, budget_max, 1, budget),
-        Slider("p_m", "baseline success p_M", 0, 0.5, 0.005, p_m),
-        Slider("p_k", "hybrid success p_K", 0, 0.5, 0.005, p_k),
-    )]
+    sliders = _attempt_sliders(f=f, s=s, budget=budget, p_m=p_m, p_k=p_k, budget_max=budget_max)
     readout = attempt_readout(f=f, s=s, budget=budget, p_m=p_m, p_k=p_k)
-    mount = f"ftipbookWidgets.mountAttempt({json.dumps(_check_id(uid))}, {json.dumps(ATTEMPT_FORMATS)}, {int(budget_max)});"
-    return _html(uid, "Attempt throughput under a budget (ftip-00L3)", sliders, _ATTEMPT_LABELS, readout, ["S", "D"], mount)
+    mount = (f"ftipbookWidgets.mountAttempt({json.dumps(_check_id(uid))}, {json.dumps(ATTEMPT_FORMATS)}, "
+             f"{int(budget_max)});")
+    return _html(uid, "Attempt throughput under a budget (ftip-00L3)", sliders, _ATTEMPT_LABELS, readout, ["S", "D"],
+                 mount)
 
 
 def cache_ratio_html(
-    *, kappa: int, sigma: int, ell: int = 1, batch: int = 1, log2_length: float = 10.0,
+    *, kappa: int, sigma: int, ell: int = 1, batch: int = 1, length: int = 1024,
     kappa_max: int = 4096, sigma_max: int = 2**20, uid: str = "ftip-cache",
 ) -> str:
-    """A kernel-free interactive figure of the cache-ratio model (ftip-00KY).
+    """A kernel-free interactive figure of the cache-ratio model (ftip-00KV, 00KY).
 
-    Sliders for ``l``, ``b``, ``log2 T`` (``T = round(2^u)``, up to ``2^20``), ``kappa`` and ``sigma``
-    in bytes; memories are shown in MiB.
+    Sliders for ``l``, ``b`` and, on a log scale (the slider moves ``u``, the value is ``round(2^u)``),
+    the context length ``T`` up to ``2^20``, ``kappa`` and ``sigma`` in bytes; memories are shown in MiB.
     """
-    sliders = [_in_range(x) for x in (
-        Slider("ell", "l (groups of 4 layers)", 1, 16, 1, ell),
-        Slider("batch", "batch b", 1, 64, 1, batch),
-        Slider("log2T", "log2 of context length T", 0, 20, 0.25, log2_length),
-        Slider("kappa", "kappa (bytes/token/layer)", 1, kappa_max, 1, kappa),
-        Slider("sigma", "sigma (bytes per KDA state)", 1, sigma_max, 1, sigma),
-    )]
-    readout = cache_readout(ell=ell, batch=batch, length=round(2**log2_length), kappa=kappa, sigma=sigma)
-    mount = f"ftipbookWidgets.mountCache({json.dumps(_check_id(uid))}, {json.dumps(CACHE_FORMATS)}, {2**20});"
-    return _html(uid, "Active state memory, hybrid vs full MLA (ftip-00KY)", sliders, _CACHE_LABELS, readout, ["ratio"], mount)
+    sliders = _cache_sliders(ell=ell, batch=batch, length=length, kappa=kappa, sigma=sigma, kappa_max=kappa_max,
+                             sigma_max=sigma_max, length_max=LENGTH_MAX)
+    readout = cache_readout(ell=ell, batch=batch, length=length, kappa=kappa, sigma=sigma)
+    mount = f"ftipbookWidgets.mountCache({json.dumps(_check_id(uid))}, {json.dumps(CACHE_FORMATS)}, {LENGTH_MAX});"
+    return _html(uid, "Active state memory, hybrid vs full MLA (ftip-00KY)", sliders, _CACHE_LABELS, readout,
+                 ["ratio"], mount)
 
 
 # --- ipywidgets ---------------------------------------------------------------------------------
@@ -362,28 +438,48 @@ def _readout_table(labels: dict[str, str], readout: dict[str, str]) -> str:
     return f"<table>{rows}</table>"
 
 
-def _live(ipw, name: str, sliders: dict, compute, draw):
-    """A ``VBox`` of ``sliders``, an HTML readout and a figure, redrawn whenever a slider moves.
+def _ipw_slider(ipw, sl: Slider):
+    """The ipywidgets slider of ``sl``: ``FloatLogSlider`` (base 2, integer readout) for a log slider,
+    ``IntSlider`` for an integer step, ``FloatSlider`` otherwise."""
+    common = {"description": sl.label, "style": {"description_width": "14em"},
+              "layout": ipw.Layout(width="100%", max_width="36em")}
+    if sl.log:
+        return ipw.FloatLogSlider(value=sl.value, base=2, min=math.log2(sl.lo), max=math.log2(sl.hi), step=1 / 64,
+                                  readout_format="d", **common)
+    if isinstance(sl.step, int):
+        return ipw.IntSlider(value=sl.value, min=sl.lo, max=sl.hi, step=sl.step, **common)
+    decimals = max(0, -math.floor(math.log10(sl.step) + 1e-9))
+    return ipw.FloatSlider(value=sl.value, min=sl.lo, max=sl.hi, step=sl.step, readout_format=f".{decimals}f", **common)
 
-    Its ``repr`` (the ``text/plain`` a notebook stores) names the model and the slider values, so
-    stored outputs stay short and deterministic. ``sliders``, ``readout`` and ``update`` are
-    exposed as attributes for tests and scripts.
+
+def _live(ipw, name: str, specs: list[Slider], compute, draw):
+    """A ``VBox`` of the sliders of ``specs``, an HTML readout and a figure, redrawn whenever a slider moves.
+
+    A log slider's value is read as ``round(value)``. Its ``repr`` (the ``text/plain`` a notebook
+    stores) names the model and the slider values, so stored outputs stay short and deterministic.
+    ``sliders`` (a dict by key), ``readout`` and ``update`` are exposed as attributes for tests and scripts.
     """
     import matplotlib.pyplot as plt
 
+    sliders = {sl.key: _ipw_slider(ipw, sl) for sl in specs}
+    logs = {sl.key for sl in specs if sl.log}
+
+    def values() -> dict[str, object]:
+        return {k: round(w.value) if k in logs else w.value for k, w in sliders.items()}
+
     class ModelWidget(ipw.VBox):
         def __repr__(self) -> str:
-            values = ", ".join(f"{k}={w.value!r}" for k, w in sliders.items())
-            return f"<{name} widget ({values}); live in Jupyter>"
+            shown = ", ".join(f"{k}={v!r}" for k, v in values().items())
+            return f"<{name} widget ({shown}); live in Jupyter>"
 
     readout, figure = ipw.HTML(), ipw.Output()
 
     def update(_=None):
-        values = {k: w.value for k, w in sliders.items()}
-        readout.value = compute(values)
+        v = values()
+        readout.value = compute(v)
         with figure:
             figure.clear_output(wait=True)
-            fig = draw(values)
+            fig = draw(v)
             plt.show()
             plt.close(fig)
 
@@ -406,52 +502,33 @@ def attempt_throughput_widget(
     """
     from ftipbook.viz.compare import attempt_throughput_figure
 
+    specs = _attempt_sliders(f=f, s=s, budget=budget, p_m=p_m, p_k=p_k, budget_max=budget_max)
     if not (live_frontend() if live is None else live):
-        return WidgetPlaceholder("attempt-throughput", (("f", f), ("s", s), ("budget", budget), ("p_m", p_m), ("p_k", p_k)))
-    ipw = _ipywidgets()
-    style = {"description_width": "12em"}
-    layout = ipw.Layout(width="34em")
-    sliders = {
-        "f": ipw.FloatSlider(value=f, min=0, max=1, step=0.01, description="generation share f", style=style, layout=layout),
-        "s": ipw.FloatSlider(value=s, min=0.5, max=5, step=0.05, description="speed factor s", style=style, layout=layout),
-        "budget": ipw.IntSlider(value=budget, min=0, max=budget_max, description="budget B/c", style=style, layout=layout),
-        "p_m": ipw.FloatSlider(value=p_m, min=0, max=0.5, step=0.005, readout_format=".3f", description="baseline p_M",
-                               style=style, layout=layout),
-        "p_k": ipw.FloatSlider(value=p_k, min=0, max=0.5, step=0.005, readout_format=".3f", description="hybrid p_K",
-                               style=style, layout=layout),
-    }
+        return WidgetPlaceholder("attempt-throughput", tuple((sl.key, sl.value) for sl in specs))
     return _live(
-        ipw, "attempt-throughput", sliders,
+        _ipywidgets(), "attempt-throughput", specs,
         lambda v: _readout_table(_ATTEMPT_LABELS, attempt_readout(**v)),
         lambda v: attempt_throughput_figure(**v, budget_max=budget_max),
     )
 
 
 def cache_ratio_widget(
-    *, kappa: int, sigma: int, ell: int = 1, batch: int = 1, length: int = 1024, live: bool | None = None
+    *, kappa: int, sigma: int, ell: int = 1, batch: int = 1, length: int = 1024, kappa_max: int = 4096,
+    sigma_max: int = 2**20, live: bool | None = None,
 ):
-    """ipywidgets sliders for the cache-ratio model with a live readout and figure (ftip-00KY).
+    """ipywidgets sliders for the cache-ratio model with a live readout and figure (ftip-00KV, 00KY).
 
-    A :class:`WidgetPlaceholder` when ``live`` is false; ``live=None`` asks :func:`live_frontend`.
+    ``T``, ``kappa`` and ``sigma`` have base-2 ``FloatLogSlider`` sliders, read as integers. A
+    :class:`WidgetPlaceholder` when ``live`` is false; ``live=None`` asks :func:`live_frontend`.
     """
     from ftipbook.viz.compare import cache_ratio_figure
 
+    specs = _cache_sliders(ell=ell, batch=batch, length=length, kappa=kappa, sigma=sigma, kappa_max=kappa_max,
+                           sigma_max=sigma_max, length_max=LENGTH_MAX)
     if not (live_frontend() if live is None else live):
-        return WidgetPlaceholder(
-            "cache-ratio", (("ell", ell), ("batch", batch), ("length", length), ("kappa", kappa), ("sigma", sigma))
-        )
-    ipw = _ipywidgets()
-    style = {"description_width": "12em"}
-    layout = ipw.Layout(width="34em")
-    sliders = {
-        "ell": ipw.IntSlider(value=ell, min=1, max=16, description="l (groups of 4)", style=style, layout=layout),
-        "batch": ipw.IntSlider(value=batch, min=1, max=64, description="batch b", style=style, layout=layout),
-        "length": ipw.IntSlider(value=length, min=1, max=2**20, description="context T", style=style, layout=layout),
-        "kappa": ipw.IntSlider(value=kappa, min=1, max=4096, description="kappa (B/token/layer)", style=style, layout=layout),
-        "sigma": ipw.IntSlider(value=sigma, min=1, max=2**20, description="sigma (B/state)", style=style, layout=layout),
-    }
+        return WidgetPlaceholder("cache-ratio", tuple((sl.key, sl.value) for sl in specs))
     return _live(
-        ipw, "cache-ratio", sliders,
+        _ipywidgets(), "cache-ratio", specs,
         lambda v: _readout_table(_CACHE_LABELS, cache_readout(**v)),
-        lambda v: cache_ratio_figure(kappa=v["kappa"], sigma=v["sigma"], length=v["length"]),
+        lambda v: cache_ratio_figure(kappa=v["kappa"], sigma=v["sigma"], length=v["length"], t_max=LENGTH_MAX),
     )
