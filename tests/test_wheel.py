@@ -4,6 +4,7 @@ and runs the README's library example there."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -23,11 +24,16 @@ def _package_files() -> set[str]:
 
 
 def _build(tmp_path: Path, kind: str) -> Path:
+    """Build from a copy of the sources, so that setuptools' ``build/`` never lands in the checkout."""
+    source = tmp_path / f"src-{kind}"
+    shutil.copytree(ROOT / "ftipbook", source / "ftipbook", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     out = tmp_path / kind
-    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)] \
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), "."] \
         if kind == "wheel" else \
         [sys.executable, "-c", "from setuptools import build_meta as b; import sys; b.build_sdist(sys.argv[1])", str(out)]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(command, cwd=source, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     (built,) = out.glob("ftipbook-*.whl" if kind == "wheel" else "ftipbook-*.tar.gz")
     return built
