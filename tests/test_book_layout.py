@@ -86,9 +86,19 @@ def test_toc_order_equals_note_order_and_every_page_exists():
 
 #: A reader scrolls sideways past this many characters of code.
 MAX_CODE_LINE = 88
+#: The website shows stored outputs in a box this many characters wide; longer lines scroll sideways.
+MAX_OUTPUT_LINE = 100
 #: ``{prf:ref}`` prints the statement's kind itself ("Example 131"); a kind word before it doubles it.
 DOUBLED_KIND = re.compile(r"\b(Definition|Theorem|Lemma|Example|Remark|Proposition|Corollary|Notation|Convention)s? "
                           r"\{prf:ref\}")
+
+
+def _output_text(output) -> str:
+    """The text a reader sees of one stored output: stream text, an error, or a result's text/plain."""
+    if output.get("output_type") == "error":
+        return f"{output.get('ename')}: {output.get('evalue')}"
+    text = output.get("text") or output.get("data", {}).get("text/plain", "")
+    return "".join(text) if isinstance(text, list) else text
 
 
 @pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.stem)
@@ -109,6 +119,9 @@ def test_chapter_template(md):
     wide = [line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines()
             if len(line) > MAX_CODE_LINE]
     assert not wide, f"{md.name}: code lines over {MAX_CODE_LINE} characters: {wide[:3]}"
+    printed = [line for c in nb.cells if c.cell_type == "code" for o in c.outputs
+               for line in _output_text(o).splitlines() if len(line) > MAX_OUTPUT_LINE]
+    assert not printed, f"{md.name}: output lines over {MAX_OUTPUT_LINE} characters: {[p[:60] for p in printed[:3]]}"
     doubled = DOUBLED_KIND.findall(text)
     assert not doubled, f"{md.name}: a kind word before {{prf:ref}} is printed twice: {doubled[:3]}"
 
