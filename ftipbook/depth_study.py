@@ -30,7 +30,6 @@ Scores are minus each evaluation document's mean per-token NLL (nats), as
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import time
@@ -64,21 +63,33 @@ BUILD_COMMAND = "python scripts/build_depth.py"
 
 #: The shared stack of experiments A, C and D (ModelConfig fields besides ``vocab_size`` and ``n_loops``).
 STACK: Mapping[str, Any] = MappingProxyType({**study.PACKAGES["full-attention"], "n_layers": 2})
+#: The pass counts (``n_loops``) of experiment A, also the pass axis of the surface.
 PASSES = (1, 2, 3)
+#: The seeds of experiments A, C and D (each fixes data order, window offsets and initialization).
 SEEDS = (0, 1, 2)
+#: The training steps of every run of A, C and D.
 BUDGET = 400
+#: The widths of the surface (experiment B).
 SURFACE_WIDTHS = (32, 48, 64)
+#: The training budgets of the surface, in steps.
 SURFACE_BUDGETS = (50, 100, 200, 400)
+#: The one seed of the surface.
 SURFACE_SEED = 0
+#: The pass counts each model of A is run with in experiment C.
 INFERENCE_PASSES = (1, 2, 3, 4, 5)
+#: The next-latent weights of experiment D (0 is the plain objective).
 LATENT_WEIGHTS = (0.0, 1.0)
-#: The decode every record is captured on: ``NEW_TOKENS`` greedy tokens after ``PROMPT_LEN`` prompt tokens.
-PROMPT_LEN, NEW_TOKENS, RECORD_REPEATS = 16, 8, 3
-#: The checkpoints committed: the seed-0 models of A, and of D with their next-latent heads.
+#: Prompt tokens of the decode every record is captured on.
+PROMPT_LEN = 16
+#: Greedy tokens decoded after the prompt when a record is captured.
+NEW_TOKENS = 8
+#: Decodes per record capture (latencies are their medians).
+RECORD_REPEATS = 3
+#: The committed checkpoints, the seed-0 models of A and of D (D's with their next-latent heads).
 CHECKPOINTS = tuple(f"passes-{p}" for p in PASSES) + tuple(f"latent-w{w:g}" for w in LATENT_WEIGHTS)
 
 
-def _count(name: str, value: object, allowed: tuple) -> Any:
+def _member(name: str, value: object, allowed: tuple) -> Any:
     if isinstance(value, bool) or value not in allowed:
         raise ValueError(f"{name}={value!r} is not one of {list(allowed)}")
     return value
@@ -87,7 +98,7 @@ def _count(name: str, value: object, allowed: tuple) -> Any:
 def package(width: int = 64, passes: int = 1) -> dict[str, Any]:
     """The ModelConfig fields of the stack at ``width`` (4 heads, feed-forward width ``2.75 x width``)
     applied ``passes`` times, with the zoo tokenizer's ``vocab_size``."""
-    _count("width", width, SURFACE_WIDTHS)
+    _member("width", width, SURFACE_WIDTHS)
     if isinstance(passes, bool) or not isinstance(passes, int) or passes < 1:
         raise ValueError(f"passes={passes!r} must be an int >= 1")
     return {**STACK, "d_model": width, "d_ff": STACK["d_ff"] * width // STACK["d_model"], "n_loops": passes,
@@ -244,8 +255,8 @@ class DepthStudy:
 
     def run(self, passes: int, seed: int) -> PassesRun:
         """The run of A with ``passes`` passes at ``seed``."""
-        _count("passes", passes, self.passes)
-        _count("seed", seed, self.seeds)
+        _member("passes", passes, self.passes)
+        _member("seed", seed, self.seeds)
         d = self.data["equal_parameters"][f"{passes}|{seed}"]
         outcome = Outcome.from_dict(d["outcome"])
         arch = d["records"]["architecture"]
@@ -285,8 +296,8 @@ class DepthStudy:
 
     def latent_run(self, weight: float, seed: int) -> LatentRun:
         """The run of D with next-latent weight ``weight`` at ``seed``."""
-        _count("weight", weight, self.latent_weights)
-        _count("seed", seed, self.seeds)
+        _member("weight", weight, self.latent_weights)
+        _member("seed", seed, self.seeds)
         d = self.data["latent"]["runs"][f"{weight:g}|{seed}"]
         outcome = Outcome.from_dict(d["outcome"])
         return LatentRun(weight, seed, d["objective"], outcome.score, np.asarray(outcome.item_scores, dtype=np.float64),
@@ -301,7 +312,7 @@ class DepthStudy:
         from ``<name>.head.safetensors``; with ``interface_only=True`` the plain
         :class:`~ftipbook.model.transformer.DecoderLM` its artifact holds (the inference weights only).
         """
-        _count("name", name, CHECKPOINTS)
+        _member("name", name, CHECKPOINTS)
         verify(self.directory)
         artifact = load_artifact(self.directory / "checkpoints" / name)
         if interface_only or not name.startswith("latent-"):
@@ -365,8 +376,8 @@ class SurfaceFit:
             if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)) or not 0 < x < np.inf:
                 raise ValueError(f"{name}={x!r} must be a finite number > 0")
         if not extrapolate and not self.covers(n, p, d):
-            raise ValueError(f"(n, p, d)=({n:g}, {p:g}, {d:g}) is outside the measured range {self.low} to {self.high}; "
-                             "pass extrapolate=True to evaluate the form there (a summary, not a law)")
+            raise ValueError(f"(n, p, d)=({n:g}, {p:g}, {d:g}) is outside the measured range {self.low} to "
+                             f"{self.high}; pass extrapolate=True to evaluate the form there (a summary, not a law)")
         a, b, c, e = self.coefficients
         linear = a + b * np.log(n) + c * np.log(p) + e * np.log(d)
         return float(np.exp(linear) if self.form == "power" else linear)

@@ -39,7 +39,7 @@ def check(score_tol: float | None) -> int:
     for key, diff in report.score_diffs.items():
         print(f"{key:34s} {diff:+10.2e}")
     failed = [k for k, d in report.score_diffs.items() if score_tol is not None and abs(d) > score_tol]
-    print(f"\ncounts, configurations and initial hashes: "
+    print("\ncounts, configurations and initial hashes: "
           + ("all equal" if not report.count_mismatches else f"DIFFER in {', '.join(report.count_mismatches)}"))
     print(f"largest score distance {report.max_score_diff:.2e} nats; "
           + ("identical rebuild (scores and trained weights)" if report.identical else "not bit-identical")
