@@ -289,6 +289,29 @@ CHAPTERS = {"ftip-00L3": ("ftip-attempt", ATTEMPT_MOVES, check_attempt, "attempt
             "ftip-00KY": ("ftip-cache", CACHE_MOVES, check_cache, "cache")}
 
 
+def stored_figure(item_id: str) -> str:
+    """The live figure a chapter's committed notebook stores (the ``text/html`` output the site shows)."""
+    notebook = json.loads((layout.ROOT / layout.present_chapters()[item_id].with_suffix(".ipynb")).read_text("utf-8"))
+    figures = ["".join(out["data"]["text/html"]) for cell in notebook["cells"] for out in cell.get("outputs", [])
+               if "ftip-widget" in "".join(out.get("data", {}).get("text/html", ""))]
+    assert len(figures) == 1, f"{item_id}: {len(figures)} live figures stored"
+    return figures[0]
+
+
+@pytest.mark.parametrize("item_id", sorted(CHAPTERS))
+def test_chapter_notebook_figure_is_live(browser, item_id, tmp_path):
+    """The figure as the chapter's notebook stores it, in a page of its own (no book build needed)."""
+    root, moves, check, model = CHAPTERS[item_id]
+    page = tmp_path / "figure.html"
+    page.write_text(f"<!doctype html><meta charset='utf-8'><body>{stored_figure(item_id)}</body>", encoding="utf-8")
+    browser.open(page)
+    drive(browser, root, moves, check, model)
+    with narrow(browser):
+        browser.open(page)
+        move(browser, root, moves[-1])
+        assert outside_viewport(browser, root) == []
+
+
 @pytest.mark.parametrize("item_id", sorted(CHAPTERS))
 def test_chapter_page_figure_is_live(browser, item_id):
     path = layout.present_chapters().get(item_id)
