@@ -90,6 +90,7 @@ def build_single_page(toc: Path | None, path_output: Path) -> Path:
 def print_pdf(page: Path, pdf: Path, chromium: str) -> None:
     """Print ``page`` to ``pdf`` after ``BUDGET_MS`` of virtual time (scripts, fonts and MathJax)."""
     pdf.parent.mkdir(parents=True, exist_ok=True)
+    pdf.unlink(missing_ok=True)  # a PDF left from an earlier build must not pass for this one
     with tempfile.TemporaryDirectory() as profile:
         subprocess.run([chromium, *FLAGS, f"--user-data-dir={profile}", f"--virtual-time-budget={BUDGET_MS}",
                         "--no-pdf-header-footer", "--generate-pdf-document-outline", f"--print-to-pdf={pdf}",

@@ -136,7 +136,8 @@ def test_math_is_typeset_in_the_printed_page(single_page, pdf_bytes):
     for raw in ("\\frac", "\\operatorname", "$$", "\\begin{pmatrix}", "\\tfrac", "\\("):
         assert raw not in visible, f"raw TeX {raw!r} is visible in the single page"
     # the PDF embeds MathJax's own fonts: formulas were typeset when it was printed
-    fonts = set(re.findall(rb"/FontName /[A-Z]{6}\+([\w-]+)", pdf_bytes))
+    fonts = {name for body in pdf.checked_objects(pdf_bytes).values()
+             for name in re.findall(rb"/FontName /[A-Z]{6}\+([\w-]+)", body)}
     assert {b"MathJax_Main-Regular", b"MathJax_Math-Italic"} <= fonts, sorted(fonts)
 
 
@@ -164,7 +165,8 @@ def test_every_figure_of_the_chapters_is_in_the_page_and_the_pdf(single_page, pd
     missing = [src for src in sources if not (PAGE.parent / src).is_file()]
     assert not missing, f"image files missing: {missing[:3]}"
     # each distinct picture is one image object of the PDF at least (pictures with transparency add a mask)
-    assert len(re.findall(rb"/Subtype /Image\b", pdf_bytes)) >= len(set(sources))
+    pictures = sum(1 for body in pdf.checked_objects(pdf_bytes).values() if re.search(rb"/Subtype /Image\b", body))
+    assert pictures >= len(set(sources)), f"{pictures} image objects in the PDF for {len(set(sources))} pictures"
 
 
 def test_front_page_links_to_the_pdf():
