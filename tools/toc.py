@@ -39,7 +39,8 @@ def toc_tree() -> dict:
         for chapter in part.children:
             sections: list[dict] = []
             for section in chapter.children:
-                leaves = [{"file": chapters[i.id].as_posix()} for i in note.section_items(section.id) if i.id in chapters]
+                leaves = [{"file": chapters[i.id].as_posix()} for i in note.section_items(section.id)
+                          if i.id in chapters]
                 if section.id == chapter.id:  # a chapter with a single section of the same id: one page
                     sections.extend(leaves)
                 else:

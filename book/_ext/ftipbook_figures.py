@@ -1,8 +1,8 @@
 """A chapter's figure and its caption become one numbered figure with real alt text.
 
 Chapters show a plot as the output of a code cell and describe it in the paragraph right after
-the cell (or, failing that, right before it). This transform moves that paragraph into a ``figure`` node around the cell's images, so
-the page numbers the figure ("Fig. 12"), prints the paragraph as its caption, and gives each image
+the cell (or, failing that, right before it). This transform moves that paragraph into a
+``figure`` node around the cell's images, so the page numbers the figure ("Fig. 12"), prints the paragraph as its caption, and gives each image
 the caption's text (shortened) as alt text instead of the image file's hash. Images of figures that
 already have a caption (glued figures) get their caption as alt text too.
 """

@@ -9,7 +9,7 @@ threshold cost is one of two things, and the rule says which:
   at some cost (:class:`~ftipbook.compare.frontier.ScoredCostMeasurement`, or
   :class:`~ftipbook.compare.frontier.NotReached` when no run reached it). A witness bounds the
   inverse cost from above; one successful run does not identify the infimum;
-* a *justified inverse-frontier value* ``C_A(q)`` (:data:`INVERSE_FRONTIER`), read off a declared
+* a *justified inverse-frontier value* ``C_A(q)`` (``INVERSE_FRONTIER``), read off a declared
   frontier (:class:`~ftipbook.compare.frontier.DeclaredFrontier`).
 
 A ratio of the two costs is reported only where Definition ftip-00JP allows it (finite costs,
@@ -52,7 +52,7 @@ class ThresholdCostClaim:
 
     ``source`` is the cost: a :class:`~ftipbook.compare.frontier.ScoredCostMeasurement` or
     :class:`~ftipbook.compare.frontier.NotReached` when ``kind`` is :data:`WITNESS`, a
-    :class:`~ftipbook.compare.frontier.DeclaredFrontier` when ``kind`` is :data:`INVERSE_FRONTIER`.
+    :class:`~ftipbook.compare.frontier.DeclaredFrontier` when ``kind`` is ``INVERSE_FRONTIER``.
     ``protocol`` is the declared protocol id (it must equal the measurement's protocol or the
     frontier's interface); ``confidence_procedure`` and ``stopping_rule`` name the fixed procedures
     (``UNKNOWN`` when not fixed); ``costs`` is the cost vector whose coordinates the claim offers.

@@ -153,7 +153,8 @@ class ComputationAxisRecord(Record):
                    run.latent_updates)
 
     @classmethod
-    def capture(cls, model: DecoderLM, prompt: torch.Tensor | Sequence[int], new_tokens: int) -> "ComputationAxisRecord":
+    def capture(cls, model: DecoderLM, prompt: torch.Tensor | Sequence[int],
+                new_tokens: int) -> "ComputationAxisRecord":
         """Decode ``new_tokens`` greedily after ``prompt`` with a cache and record what was computed."""
         return cls.from_run(model, run_decode(model, _prompt(model, prompt, new_tokens), new_tokens))
 

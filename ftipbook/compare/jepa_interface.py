@@ -36,7 +36,7 @@ from ftipbook.compare.records import Record, missing_fields
 from ftipbook.data.corpus import Document
 from ftipbook.data.windows import tokenize_documents
 
-#: A law map: token ids ``[B, T]`` to next-token logits ``[B, T, V]``.
+#: A law map takes token ids ``[B, T]`` to next-token logits ``[B, T, V]``.
 LawMap = Callable[[torch.Tensor], torch.Tensor]
 
 

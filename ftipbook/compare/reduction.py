@@ -33,7 +33,7 @@ from ftipbook.eval.metrics import pass_at_k
 from ftipbook.model.transformer import DecoderLM
 from ftipbook.prob import NextTokenLaw
 
-#: An evaluation functional: a map from a next-token law (any :class:`~ftipbook.prob.NextTokenLaw`) to a number.
+#: An evaluation functional maps a next-token law (any :class:`~ftipbook.prob.NextTokenLaw`) to a number.
 Functional = Callable[[NextTokenLaw], float]
 #: Tolerance on the total mass of a next-token law read through the interface.
 MASS_TOL = 1e-9

@@ -23,7 +23,7 @@ from ftipbook.compare.records import Record
 
 #: The checklist items, in the order they are evaluated and printed.
 ITEMS = ("identified checkpoint", "fixed evaluation seeds", "measured cost vector")
-#: What a record establishes about an architecture's ceiling: always an estimand.
+#: What a record establishes about an architecture's ceiling, always an estimand.
 CEILING_STATUS = "estimand (a hypothesis; measured scores are attained lower bounds)"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 

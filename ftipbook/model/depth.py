@@ -2,7 +2,8 @@
 
 ``DecoderLM`` with ``cfg.n_loops = r`` already applies its stack of blocks ``r`` times with shared
 weights (looped blocks). This module adds the three interventions the section names; each keeps
-the token interface of ftip-0012 (token ids in, a next-token law out, the same :func:`generate`):
+the token interface of ftip-0012 (token ids in, a next-token law out, the same
+:func:`~ftipbook.model.generate.generate`):
 
 * :func:`with_passes` (recirculation, ftip-00KL): the same weights run with another pass count at
   inference, e.g. more passes than the model was trained with. The residual stream that leaves the

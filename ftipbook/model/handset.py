@@ -37,7 +37,7 @@ import torch
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM
 
-#: The norms' declared epsilon: far below the ulp of the state's mean square, so it is lost in rounding.
+#: The norms' declared epsilon, far below the ulp of the state's mean square, so it is lost in rounding.
 NORM_EPS = 1e-30
 
 

@@ -48,7 +48,7 @@ class DecoderLM(nn.Module):
     weights (depth reuse); each application keeps its own layer cache.
     """
 
-    #: Roles (for :func:`parameter_roles`) of submodules a subclass adds around the decoder.
+    #: Roles (for :func:`~ftipbook.model.transformer.parameter_roles`) of submodules a subclass adds around the decoder.
     extra_roles: dict[str, str] = {}
 
     def __init__(self, cfg: ModelConfig) -> None:
