@@ -131,6 +131,27 @@ def test_front_matter_does_not_double_kind_words():
     assert not {k: v for k, v in doubled.items() if v}
 
 
+def _depth(entry: dict) -> int:
+    return 1 + max((_depth(e) for e in entry.get("sections", [])), default=0)
+
+
+def test_navigation_shows_each_part_once_three_levels_deep_with_one_search_box():
+    """Each numbered part is its caption, led by an overview page that nests nothing; below it,
+    chapter, section and item pages: numbers such as 9.1.1 at most (issue 15, part 6)."""
+    tree = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    numbered = [part for part in tree["parts"] if part.get("numbered")]
+    assert len(numbered) == 2
+    for part in numbered:
+        overview, *chapters = part["chapters"]
+        assert "sections" not in overview and overview["file"].startswith("book/outline/")
+        assert max(_depth(c) for c in chapters) <= 3
+        title = (ROOT / f"{overview['file']}.md").read_text().splitlines()[1]
+        assert title.startswith("# Overview of") and part["caption"] not in title
+    sidebar = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["html_sidebars"]["**"]
+    assert not any("search" in name for name in sidebar)
+    assert "```{tableofcontents}" in (ROOT / "book/intro.md").read_text()
+
+
 def test_repository_url_is_one_setting():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert config["repository"]["url"] == REPOSITORY_URL
