@@ -232,10 +232,12 @@ def draw_routing(
     flow_ax.text(*sum_xy, "$\\Sigma$", ha="center", va="center", fontsize=12, color=INK)
     box_h = min(0.09, 0.6 * (ys[0] - ys[1])) if rows > 1 else 0.09
     for y, j, a in zip(ys, chosen, w):
-        _box(flow_ax, 0.42, y, f"$F_{{{j + 1}}}(z)$", fc=HIGHLIGHT, w=0.2, h=box_h, fontsize=9)
-        arrow(flow_ax, (z_xy[0] + 0.05, z_xy[1]), (0.32, y))
-        arrow(flow_ax, (0.52, y), (sum_xy[0] - 0.045, sum_xy[1]), colour=ACCENT)
-        flow_ax.text(0.535, y + box_h / 2, f"$\\alpha={a:.2f}$", fontsize=8, color=ACCENT, ha="left", va="bottom")
+        # The weight sits inside the expert's box, clear of the arrows that fan into the sum.
+        _box(flow_ax, 0.41, y, "", fc=HIGHLIGHT, w=0.28, h=box_h)
+        flow_ax.text(0.345, y, f"$F_{{{j + 1}}}(z)$", ha="center", va="center", fontsize=9, color=INK)
+        flow_ax.text(0.535, y, f"$\\alpha={a:.2f}$", ha="right", va="center", fontsize=8, color=ACCENT)
+        arrow(flow_ax, (z_xy[0] + 0.05, z_xy[1]), (0.27, y))
+        arrow(flow_ax, (0.55, y), (sum_xy[0] - 0.045, sum_xy[1]), colour=ACCENT)
     skipped = n_experts - k
     _box(flow_ax, 0.42, ys[k], f"{skipped} other{'s' if skipped != 1 else ''}: not evaluated", fc=UNKNOWN,
          ec=MUTED, w=0.3, h=box_h, fontsize=8, linestyle="--")
