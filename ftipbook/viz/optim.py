@@ -25,7 +25,7 @@ def plot_gauge_reports(reports: Mapping[str, GaugeReport], *, ax: Axes | None = 
     """Relative represented distance ``||W~_t - W_t|| / ||W_t||`` against step, one line per optimizer (ftip-00B3).
 
     Equivariant rules stay at round-off; the others separate at the first step. ``tol`` draws
-    the pass threshold.
+    the pass threshold, labelled in the right margin where no line runs.
     """
     if not reports:
         raise ValueError("reports is empty; pass {name: GaugeReport}")
@@ -37,11 +37,12 @@ def plot_gauge_reports(reports: Mapping[str, GaugeReport], *, ax: Axes | None = 
                     color=plt.get_cmap("tab20")(i % 20))
     if tol is not None:
         ax.axhline(tol, color=MUTED, linewidth=1, linestyle=":")
-        ax.annotate(f"tolerance {tol:g}", (0, tol), textcoords="offset points", xytext=(2, 3), color=MUTED,
-                    fontsize=8)
+        ax.annotate(f"tolerance\n{tol:g}", (1, tol), xycoords=ax.get_yaxis_transform(), textcoords="offset points",
+                    xytext=(4, 0), ha="left", va="center", color=MUTED, fontsize=8, annotation_clip=False)
     ax.set_xlabel("step $t$")
     ax.set_ylabel(r"$\|\widetilde W_t - W_t\|_F \,/\, \|W_t\|_F$")
-    ax.legend(fontsize=7, ncol=2, frameon=False, loc="center right")
+    # An opaque legend, so that the tolerance line does not run through its entries.
+    ax.legend(fontsize=7, ncol=2, loc="center right", facecolor="white", edgecolor="none", framealpha=0.9)
     if title:
         ax.set_title(title)
     return ax
