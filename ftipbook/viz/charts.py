@@ -78,15 +78,19 @@ def box(ax: Axes, x: float, y: float, text: str, *, w: float, h: float, fc: str 
 
 
 def arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], *, colour: str = INK, width: float = 1.2,
-          rad: float = 0.0, linestyle: str = "-", head: float = 12.0, shrink: float = 0.0) -> None:
+          rad: float = 0.0, linestyle: str = "-", head: float = 12.0, shrink: float = 0.0,
+          zorder: float | None = None) -> None:
     """A filled-head arrow from ``start`` to ``end`` in data coordinates.
 
     ``rad`` bends it along an arc (``0``: straight), ``head`` sizes the head, and ``shrink``
-    stops it that many points short of both ends.
+    stops it that many points short of both ends. ``zorder`` draws it above (or below) other
+    artists; ``None`` keeps Matplotlib's default for patches.
     """
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=head, color=colour, linewidth=width,
-                                 connectionstyle=f"arc3,rad={rad}", linestyle=linestyle, shrinkA=shrink,
-                                 shrinkB=shrink))
+    patch = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=head, color=colour, linewidth=width,
+                            connectionstyle=f"arc3,rad={rad}", linestyle=linestyle, shrinkA=shrink, shrinkB=shrink)
+    if zorder is not None:
+        patch.set_zorder(zorder)
+    ax.add_patch(patch)
 
 
 def canvas(ax: Axes, xlim: tuple[float, float] = (0.0, 1.0), ylim: tuple[float, float] = (0.0, 1.0)) -> None:

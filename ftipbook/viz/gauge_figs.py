@@ -76,7 +76,9 @@ def plot_plane(*, points: Mapping[str, Sequence[Sequence[float]]] | None = None,
     ``points`` and ``curves`` map a label to an ``(n, 2)`` array of coordinates; ``arrows`` are
     ``(label, start, end, linestyle)`` with ``linestyle`` one of :data:`LINESTYLES`. Each entry
     gets its own colour and a legend line. ``equal`` keeps one unit the same length on both axes,
-    so circles look round and orthogonal arrows look orthogonal.
+    so circles look round and orthogonal arrows look orthogonal. Arrows are drawn above curves and
+    points, and dashed or dotted arrows above solid ones, so that an arrow lying along another
+    stays visible; the coordinate axes are drawn beneath everything.
     """
     if not (points or curves or arrows):
         raise ValueError("nothing to draw: pass points, curves or arrows")
@@ -98,14 +100,15 @@ def plot_plane(*, points: Mapping[str, Sequence[Sequence[float]]] | None = None,
         if linestyle not in LINESTYLES:
             raise ValueError(f"arrow {label!r}: linestyle must be one of {LINESTYLES}, got {linestyle!r}")
         c = PALETTE[colour % len(PALETTE)]
-        arrow(ax, tuple(s), tuple(e), colour=c, width=1.4, linestyle=linestyle, head=13)
+        arrow(ax, tuple(s), tuple(e), colour=c, width=1.4, linestyle=linestyle, head=13,
+              zorder=3 if linestyle == "-" else 4)
         ax.plot([], [], color=c, linestyle=linestyle, linewidth=1.4, label=label)  # legend entry
         ax.update_datalim([tuple(s), tuple(e)])
         colour += 1
     ax.autoscale_view()
-    ax.legend(fontsize=8, frameon=False, loc="best")
-    ax.axhline(0, color=MUTED, linewidth=0.6)
-    ax.axvline(0, color=MUTED, linewidth=0.6)
+    ax.legend(fontsize=8, loc="best", facecolor="white", edgecolor="none", framealpha=0.9)
+    ax.axhline(0, color=MUTED, linewidth=0.6, zorder=0.5)
+    ax.axvline(0, color=MUTED, linewidth=0.6, zorder=0.5)
     if equal:
         ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel(xlabel)

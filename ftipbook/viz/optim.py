@@ -102,11 +102,13 @@ def plot_witness_products(lrs: Sequence[float], w1: Sequence[float], w1_rotated:
     ax.plot(x, a, color=INK, label=r"$W_1=(1-\eta/(1+\varepsilon))^2$")
     ax.plot(x, b, color=ACCENT, label=r"$\widetilde W_1=(1-\eta/(2^{-1/2}+\varepsilon))^2$")
     ax.axvline(crossing, color=MUTED, linestyle="--", linewidth=1)
-    ax.annotate(rf"meet again at $\eta\approx{crossing:.4f}$", (crossing, float(np.interp(crossing, x, a))),
-                textcoords="offset points", xytext=(8, 12), fontsize=9, color=INK)
+    # The label hangs beside the dashed marker at mid-height, away from both curves' minima.
+    ax.annotate(rf"meet again at $\eta\approx{crossing:.4f}$", (crossing, 0.5), xycoords=ax.get_xaxis_transform(),
+                textcoords="offset points", xytext=(-4, 0), ha="right", va="center", fontsize=9, color=INK)
     ax.set_xlabel(r"learning rate $\eta$")
     ax.set_ylabel("represented product after one Adam step")
-    ax.legend(fontsize=8, frameon=False, loc="upper right")
+    # Top centre: between the curves' start at eta = 0 and the rise of the rotated twin's curve.
+    ax.legend(fontsize=8, loc="upper center", facecolor="white", edgecolor="none", framealpha=0.9)
     if title:
         ax.set_title(title)
     return ax

@@ -56,6 +56,8 @@ def test_box_arrow_and_canvas():
     arrow = ax.patches[1]
     assert isinstance(arrow, FancyArrowPatch) and same_color(arrow.get_edgecolor(), ACCENT)
     assert arrow.get_connectionstyle().rad == 0.3
+    charts.arrow(ax, (0, 0), (1, 0), zorder=4)
+    assert ax.patches[2].get_zorder() == 4 and ax.patches[2].get_zorder() > arrow.get_zorder()
     charts.canvas(ax, (-1, 2), (0, 3))
     assert ax.get_xlim() == (-1, 2) and ax.get_ylim() == (0, 3) and not ax.axison
 

@@ -54,6 +54,16 @@ def test_plane_draws_points_curves_and_arrows():
     assert x0 <= -1 and x1 >= 4 and y0 <= -1 and y1 >= 3  # the arrow's end is inside the view
     assert ax.get_aspect() == 1.0 and ax.get_title() == "t"
     assert legend_texts(ax) == ["circle", "p", "g"]
+    # the arrow is drawn above the curve and the points, the coordinate axes beneath everything
+    curve_z = max(line.get_zorder() for line in ax.lines if line.get_label() in ("circle", "p"))
+    axes_z = max(line.get_zorder() for line in ax.lines if line.get_label().startswith("_"))
+    assert arrows[0].get_zorder() > curve_z > axes_z
+
+
+def test_plane_draws_a_dashed_arrow_above_a_solid_one_along_it():
+    ax = gf.plot_plane(arrows=[("long", (0.0, 0.0), (0.0, 2.0), "-"), ("short", (0.0, 0.0), (0.0, 1.0), "--")])
+    solid, dashed = [p for p in ax.patches if type(p).__name__ == "FancyArrowPatch"]
+    assert dashed.get_linestyle() == "--" and dashed.get_zorder() > solid.get_zorder()
 
 
 @pytest.mark.parametrize("kwargs, match", [
