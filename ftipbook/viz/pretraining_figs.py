@@ -73,6 +73,7 @@ def plot_document_mask(mask, docs: Sequence[str], *, removed=None, token_labels:
     if token_labels is not None and len(token_labels) != t:
         raise ValueError(f"token_labels has {len(token_labels)} entries, the mask has {t} positions")
     ax = plot_mask(m, ax=ax)
+    cell_labels = ax.texts[-t * t:]  # plot_mask writes one label per cell, row by row
     if removed is not None:
         r = np.asarray(removed, dtype=bool)
         if r.shape != m.shape:
@@ -83,6 +84,11 @@ def plot_document_mask(mask, docs: Sequence[str], *, removed=None, token_labels:
         ax.add_patch(Rectangle((0, 0), 0, 0, fill=False, hatch="///", edgecolor=ACCENT, linewidth=0.0,
                                label="cross-document pair\n(kept by the causal mask)"))
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
+        # A hatched cell's label sits on a patch of the cell's own colour, above the hatching.
+        for label, hatched in zip(cell_labels, r.ravel()):
+            if hatched:
+                label.set_bbox(dict(facecolor=BLANK, edgecolor="none", pad=1.0))
+                label.set_zorder(3)
     for start, stop, name in _runs(list(docs)):
         ax.add_patch(Rectangle((start - 0.5, start - 0.5), stop - start, stop - start, fill=False, edgecolor=INK,
                                linewidth=2.0))

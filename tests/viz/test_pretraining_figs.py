@@ -30,6 +30,10 @@ def test_plot_document_mask_outlines_one_block_per_document_and_hatches_removed_
     assert sorted((p.get_xy(), p.get_width()) for p in outlines) == [((-0.5, -0.5), 2), ((1.5, 1.5), 1)]
     hatched = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch() == "///" and p.get_width() == 1]
     assert sorted(p.get_xy() for p in hatched) == [(-0.5, 1.5), (0.5, 1.5)]
+    # the labels of the hatched cells are boxed above the hatching; the others are not boxed
+    boxed = sorted(t.get_position() for t in ax.texts if t.get_bbox_patch() is not None)
+    assert boxed == [(0, 2), (1, 2)]
+    assert all(t.get_zorder() > p.get_zorder() for t in ax.texts if t.get_bbox_patch() for p in hatched)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a1", "a2", "b1"]
 
 
