@@ -230,16 +230,23 @@ def plot_estimator_cloud(points: Mapping[str, Sequence[Sequence[float]]], marks:
 
 
 def plot_loss_grid(rows: Mapping[str, Sequence[float]], row_means: Sequence[float], summary: Mapping[str, float], *,
-                   fmt: str = "{:g}", ax: Axes | None = None, title: str | None = None) -> Axes:
+                   fmt: str = "{:g}", first_position: int | None = None, ax: Axes | None = None,
+                   title: str | None = None) -> Axes:
     """Token losses ``l_ij`` as a grid, one row per record, with each record's mean beside it (ftip-001F).
 
     Rows may have different lengths; missing cells are left grey. ``row_means`` (one per row)
     are written in a separate column, and each ``summary`` entry (e.g. the token average of all
     cells and the expected one-record minibatch mean) as a line under the grid. Values are
-    written with ``fmt``; the chapter computes them, this function only lays them out.
+    written with ``fmt``; the chapter computes them, this function only lays them out. Columns
+    are headed by the index ``j`` of the predicted position, or, given ``first_position``, by
+    the token position each column's loss predicts, starting there (e.g. ``2``: a record's
+    first token is never predicted).
     """
     if not rows:
         raise ValueError("plot_loss_grid needs at least one row")
+    if first_position is not None and (isinstance(first_position, bool) or not isinstance(first_position, int)
+                                       or first_position < 1):
+        raise ValueError(f"first_position must be a positive int (a token position), got {first_position!r}")
     if len(row_means) != len(rows):
         raise ValueError(f"{len(row_means)} row means for {len(rows)} rows")
     width = max(len(v) for v in rows.values())
@@ -261,7 +268,8 @@ def plot_loss_grid(rows: Mapping[str, Sequence[float]], row_means: Sequence[floa
                 color=INK, fontweight="bold")
     ax.text(width + 1.0, 0.15, "record mean", ha="center", va="bottom", fontsize=9, color=INK)
     for j in range(width):
-        ax.text(j + 0.5, 0.15, f"$j={j + 1}$", ha="center", va="bottom", fontsize=9, color=INK)
+        header = f"$j={j + 1}$" if first_position is None else f"position {first_position + j}"
+        ax.text(j + 0.5, 0.15, header, ha="center", va="bottom", fontsize=9, color=INK)
     ax.set_yticks([-i - 0.5 for i in range(len(rows))], list(rows))
     for k, (label, value) in enumerate(summary.items()):
         ax.text(0, -len(rows) - 0.55 - 0.6 * k, f"{label} = {fmt.format(float(value))}", ha="left", va="center",

@@ -131,10 +131,20 @@ def test_plot_loss_grid_writes_cells_means_and_summary_lines():
     assert [texts.count(v) for v in ("1", "2", "3", "4", "–")] == [1, 2, 1, 2, 2]  # means 2 and 4 appear again
     assert "full = 2.5" in texts and "expected = 3" in texts
     assert [t.get_text() for t in ax.get_yticklabels()] == ["r1", "r2"]
+    assert [f"$j={j}$" in texts for j in (1, 2, 3, 4)] == [True, True, True, False]
+
+
+def test_plot_loss_grid_heads_columns_by_predicted_position():
+    ax = pf.plot_loss_grid({"r1": [1, 2, 3], "r2": [4]}, [2, 4], {"full": 2.5}, first_position=2)
+    texts = ax_texts(ax)
+    assert [f"position {p}" in texts for p in (1, 2, 3, 4, 5)] == [False, True, True, True, False]
+    assert not any(t.startswith("$j=") for t in texts)
 
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(rows={}, row_means=[], summary={}), "at least one row"),
+    (dict(rows={"r": [1.0]}, row_means=[1.0], summary={}, first_position=0), "first_position must be a positive int"),
+    (dict(rows={"r": [1.0]}, row_means=[1.0], summary={}, first_position=2.0), "got 2.0"),
     (dict(rows={"r": [1.0]}, row_means=[1.0, 2.0], summary={}), "2 row means for 1 rows"),
     (dict(rows={"r": []}, row_means=[0.0], summary={}), "every row is empty"),
 ])
