@@ -42,6 +42,10 @@ MISSING_FILL = BLANK
 MARKS = ("X", "P", "D", "s")
 #: Colours of those marks, and of :func:`plot_paths`' marks, in order.
 MARK_COLOURS = (ACCENT, INK, VIOLET)
+#: Line styles of :func:`plot_paths`' paths, in order (cycled).
+PATH_STYLES = ("-", "-", "--", ":")
+#: Markers of :func:`plot_paths`' paths, in order (cycled).
+PATH_MARKERS = ("o", "s", "^", "D")
 
 
 def _runs(labels: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -293,7 +297,9 @@ def plot_paths(paths: Mapping[str, Sequence[Sequence[float]]], *, marks: Mapping
 
     ``paths[label]`` is an ``(n, 2)`` array of iterates; ``marks`` label single points (e.g. the
     checkpoint where several paths start); ``contours`` is ``(X, Y, Z)`` of a loss on a grid,
-    drawn as thin level lines under the paths.
+    drawn as thin level lines under the paths. Each path has its own line style and marker, and
+    each is drawn thinner and with smaller markers than the one before it, so that two paths
+    lying on top of each other both stay visible.
     """
     if not paths:
         raise ValueError("plot_paths needs at least one path")
@@ -309,7 +315,9 @@ def plot_paths(paths: Mapping[str, Sequence[Sequence[float]]], *, marks: Mapping
         a = as_array(xy)
         if a.ndim != 2 or a.shape[1] != 2 or not len(a):
             raise ValueError(f"path {label!r} must be a non-empty (n, 2) array, got shape {a.shape}")
-        ax.plot(a[:, 0], a[:, 1], color=PALETTE[i % len(PALETTE)], marker="o", markersize=3, linewidth=1.4,
+        later = i / max(len(paths) - 1, 1)  # 0 for the first path, 1 for the last
+        ax.plot(a[:, 0], a[:, 1], color=PALETTE[i % len(PALETTE)], linestyle=PATH_STYLES[i % len(PATH_STYLES)],
+                marker=PATH_MARKERS[i % len(PATH_MARKERS)], markersize=5.5 - 2.5 * later, linewidth=2.2 - 1.2 * later,
                 label=label, zorder=2 + i)
     for i, (label, xy) in enumerate((marks or {}).items()):
         p = as_array(xy)

@@ -162,6 +162,11 @@ def test_plot_paths_draws_paths_marks_and_contours():
     assert list(lines["b"].get_xdata()) == [0, 1, 2] and list(lines["a"].get_ydata()) == [0, 1]
     assert [c.get_offsets().tolist() for c in ax.collections if c.get_label() == "start"] == [[[0.0, 0.0]]]
     assert len(ax.collections) >= 2  # the contour set and the mark
+    # coinciding paths stay distinguishable: own marker and style, the later one thinner on top
+    a, b = lines["a"], lines["b"]
+    assert a.get_marker() != b.get_marker()
+    assert b.get_linewidth() < a.get_linewidth() and b.get_markersize() < a.get_markersize()
+    assert b.get_zorder() > a.get_zorder()
 
 
 @pytest.mark.parametrize("kwargs, message", [
