@@ -172,7 +172,7 @@ def test_bibliography_renders_no_editorial_notes_and_labels_author_year():
     labels = {k: author_year_label(e) for k, e in bib.entries.items()}
     assert labels["phuong2022formal"] == "Phuong and Hutter, 2022"
     assert labels["ba2016layer"] == "Ba et al., 2016"
-    assert labels["mozer2026recirculation"] == "Mozer et al., 2026"
+    assert labels["mozer2026recirculation"] == "Mozer and others, 2026"
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
     assert config["config"]["bibtex_default_style"] == "ftipbook_author_year"
     assert set(config["local_extensions"]) == {"ftipbook_bib", "ftipbook_links", "ftipbook_figures",

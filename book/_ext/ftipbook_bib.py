@@ -17,7 +17,7 @@ def author_year_label(entry) -> str:
         who = entry.fields.get("title", entry.key)
     elif len(names) == 1:
         who = names[0]
-    elif len(names) == 2 and names[1] != "others":
+    elif len(names) == 2:  # "Mozer and others" too: the form the author-year citations print
         who = f"{names[0]} and {names[1]}"
     else:
         who = f"{names[0]} et al."
