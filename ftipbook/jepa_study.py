@@ -105,31 +105,14 @@ def _tied(tensors: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 # --- verification and loading ---------------------------------------------------------------------
 def verify(directory: str | Path = JEPA_DIR) -> dict[str, str]:
-    """Check every file against ``MANIFEST.json``; ``ValueError`` naming a changed, missing or unlisted
-    file. Returns the manifest's hashes."""
-    directory = Path(directory)
-    path = directory / MANIFEST_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: build it with `python scripts/build_jepa.py`")
-    manifest = json_record(path.read_bytes(), path)
-    if manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), dict):
-        raise ValueError(f"{path} has format {manifest.get('format')!r}; expected {FORMAT!r} with a 'files' map")
-    files = manifest["files"]
-    present = {p.name for p in directory.iterdir() if p.is_file() and p.name != MANIFEST_FILE
-               and not p.name.startswith(".")}
-    if present - set(files):
-        raise ValueError(f"{directory / sorted(present - set(files))[0]} is not listed in MANIFEST.json")
+    """Check every file against ``MANIFEST.json`` (:func:`ftipbook.study.verify` with this set's
+    format); ``ValueError`` naming a changed, missing or unlisted file, or a manifest that lists
+    other files than the build writes. Returns the manifest's hashes."""
+    files = study.verify(directory, format=FORMAT, build_command="python scripts/build_jepa.py")
     if set(files) != {DATA_FILE, *WEIGHT_FILES}:
-        raise ValueError(f"{path} lists {sorted(files)}; expected {sorted({DATA_FILE, *WEIGHT_FILES})}")
-    for name, expected in files.items():
-        file = directory / name
-        if not file.is_file():
-            raise ValueError(f"{file} is missing; rebuild with `python scripts/build_jepa.py`")
-        actual = sha256(file.read_bytes())
-        if actual != expected:
-            raise ValueError(f"{file} has SHA-256 {actual[:16]}..., but MANIFEST.json records {expected[:16]}...: "
-                             "the file was changed or damaged; rebuild with `python scripts/build_jepa.py`")
-    return dict(files)
+        raise ValueError(f"{Path(directory) / MANIFEST_FILE} lists {sorted(files)}; expected "
+                         f"{sorted({DATA_FILE, *WEIGHT_FILES})}")
+    return files
 
 
 @dataclass(frozen=True)

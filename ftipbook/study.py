@@ -53,6 +53,7 @@ from ftipbook.compare.measure import (decode_flops_per_token, optimizer_state_ru
                                       training_step_peak_bytes)
 from ftipbook.compare.records import describe_kernels, describe_variant
 from ftipbook.data.corpus import Document
+from ftipbook.file_records import json_record
 from ftipbook.data.windows import tokenize_documents
 from ftipbook.model.accounting import flops_per_token, measured_param_count, param_count
 from ftipbook.model.config import ModelConfig
@@ -358,13 +359,13 @@ def verify(directory: str | Path = STUDY_DIR, *, format: str = FORMAT,
     path = directory / MANIFEST_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: build it with `{build_command}`")
-    manifest = json.loads(path.read_text())
-    if manifest.get("format") != format:
-        raise ValueError(f"{path} has format {manifest.get('format')!r}; expected {format!r}")
+    manifest = json_record(path.read_bytes(), path)
+    if manifest.get("format") != format or not isinstance(manifest.get("files"), dict):
+        raise ValueError(f"{path} has format {manifest.get('format')!r}; expected {format!r} with a 'files' map")
     files = manifest["files"]
     unlisted = sorted(set(_files(directory)) - set(files))
     if unlisted:
-        raise ValueError(f"{directory / unlisted[0]} is not listed in MANIFEST.json; the study holds only built files")
+        raise ValueError(f"{directory / unlisted[0]} is not listed in MANIFEST.json; the set holds only built files")
     for name, expected in files.items():
         file = directory / name
         if not file.is_file():
