@@ -78,7 +78,9 @@ def plot_plane(*, points: Mapping[str, Sequence[Sequence[float]]] | None = None,
     gets its own colour and a legend line. ``equal`` keeps one unit the same length on both axes,
     so circles look round and orthogonal arrows look orthogonal. Arrows are drawn above curves and
     points, and dashed or dotted arrows above solid ones, so that an arrow lying along another
-    stays visible; the coordinate axes are drawn beneath everything.
+    stays visible: they are also drawn twice as thick, so that where one covers a solid arrow its
+    dashes stand out from the line showing through the gaps. The coordinate axes are drawn
+    beneath everything.
     """
     if not (points or curves or arrows):
         raise ValueError("nothing to draw: pass points, curves or arrows")
@@ -100,9 +102,11 @@ def plot_plane(*, points: Mapping[str, Sequence[Sequence[float]]] | None = None,
         if linestyle not in LINESTYLES:
             raise ValueError(f"arrow {label!r}: linestyle must be one of {LINESTYLES}, got {linestyle!r}")
         c = PALETTE[colour % len(PALETTE)]
-        arrow(ax, tuple(s), tuple(e), colour=c, width=1.4, linestyle=linestyle, head=13,
-              zorder=3 if linestyle == "-" else 4)
-        ax.plot([], [], color=c, linestyle=linestyle, linewidth=1.4, label=label)  # legend entry
+        solid = linestyle == "-"
+        width = 1.4 if solid else 2.8
+        arrow(ax, tuple(s), tuple(e), colour=c, width=width, linestyle=linestyle, head=13,
+              zorder=3 if solid else 4)
+        ax.plot([], [], color=c, linestyle=linestyle, linewidth=width, label=label)  # legend entry
         ax.update_datalim([tuple(s), tuple(e)])
         colour += 1
     ax.autoscale_view()
