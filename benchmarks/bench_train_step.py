@@ -15,15 +15,23 @@ each against transformers on the same path:
 time is excluded by the warm-up rounds). The table reports the median step time, tokens/s, and
 the speed ratio to transformers on the same path as the median (and quartiles) of the ratios
 taken round by round.
+
+``--floor`` then profiles a few own-loss steps of each library and sums the time spent inside
+the matrix-product and attention kernels (``KERNELS``), which any implementation of the same
+model on PyTorch's CPU kernels must run. ``transformers' step / ftipbook's kernel time`` bounds
+the speed ratio that removing every other operation (norms, RoPE, SwiGLU, the optimizer,
+Python) could reach.
 """
 from __future__ import annotations
 
 import argparse
 import statistics
+import time
 
 import torch
 from _bench import PRESETS, add_runtime_args, apply_runtime, interleaved_samples, llama_twins, print_table, ratio_spread
 from torch.nn import functional as F
+from torch.profiler import ProfilerActivity, profile
 
 from ftipbook.model import compile_model
 
@@ -36,6 +44,22 @@ def step(loss_fn, optimizer, x, y):
     return loss
 
 
+#: Profiler names of the kernels every implementation runs: dense products and fused attention.
+KERNELS = ("aten::mm", "aten::addmm", "aten::addmm_", "aten::bmm", "aten::_scaled_dot_product")
+
+
+def kernel_seconds(step_fn, steps: int = 3) -> tuple[float, float]:
+    """``(wall, kernels)``: seconds per step of ``step_fn`` under the profiler, and the part of it
+    spent in :data:`KERNELS` (self time, summed over both threads' calls)."""
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        start = time.perf_counter()
+        for _ in range(steps):
+            step_fn()
+        wall = time.perf_counter() - start
+    inside = sum(e.self_cpu_time_total for e in prof.key_averages() if e.key.startswith(KERNELS))
+    return wall / steps, inside / 1e6 / steps
+
+
 def logits_loss(forward):
     return lambda x, y: F.cross_entropy(forward(x).flatten(0, 1).float(), y.flatten())
 
@@ -46,6 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--seq", type=int, default=256)
     parser.add_argument("--compile", action="store_true", help="also time both models under torch.compile")
+    parser.add_argument("--floor", action="store_true",
+                        help="profile own-loss steps: kernel time and the ratio bound it implies")
     add_runtime_args(parser)
     args = parser.parse_args(argv)
     device, dtype = apply_runtime(args)
@@ -81,6 +107,13 @@ def main(argv: list[str] | None = None) -> None:
         s = statistics.median(times)
         rows.append([path, lib, s, n_tokens / s, ratio, f"{q1:.3f}-{q3:.3f}"])
     print_table(["loss path", "library", "s/step", "tokens/s", "speed vs transformers", "quartiles"], rows)
+    if args.floor:
+        floor = {lib: kernel_seconds(steps["own loss", lib]) for lib in ("transformers", "ftipbook")}
+        rows = [[lib, wall, kernels, kernels / wall] for lib, (wall, kernels) in floor.items()]
+        print("\nown loss under the profiler: time inside products and attention kernels")
+        print_table(["library", "s/step (profiled)", "kernel s/step", "kernel share"], rows)
+        bound = floor["transformers"][0] / floor["ftipbook"][1]
+        print(f"speed-ratio bound if ftipbook ran only its kernels: {bound:.3f}")
 
 if __name__ == "__main__":
     main()
