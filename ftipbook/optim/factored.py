@@ -122,8 +122,9 @@ def matrix_sensing_problem(
 ) -> FactoredProblem:
     """Planted low-rank matrix sensing (ftip-00BR): ``f(W) = (1/2m) sum_i (<A_i, W> - y_i)^2``.
 
-    ``A_i`` has i.i.d. ``N(0, 1)`` entries, the planted ``W* = X Y^T`` has ``X, Y`` with i.i.d.
-    ``N(0, 1/rank)`` entries (so ``E ||W*||_F^2 = d1 d2``), and ``y_i = <A_i, W*> + noise * N(0, 1)``.
+    ``A_i`` has i.i.d. ``N(0, 1)`` entries, the planted ``W* = X Y^T`` has ``X`` with i.i.d.
+    ``N(0, 1/rank)`` and ``Y`` with i.i.d. ``N(0, 1)`` entries (so each entry of ``W*`` has
+    variance 1 and ``E ||W*||_F^2 = d1 d2``), and ``y_i = <A_i, W*> + noise * N(0, 1)``.
     ``batch_size`` adds a sampler that draws that many measurements without replacement per step.
     """
     for n, v in (("d1", d1), ("d2", d2), ("rank", rank), ("k", k), ("m", m)):
