@@ -2,13 +2,14 @@
 
 Item and section ids written as text link to their pages; the bibliography lists entries under the
 author-year labels the text cites; every plot is a numbered figure with a caption and alt text;
-a chapter page stays light and loads without console errors; search finds a statement. Reads
-``_build/html`` (``tools/task.py test`` builds the book first); the console and search checks need
-Debian's ``chromium``.
+a chapter page stays light and loads without console errors; no file a page or the math
+menu's English speech asks for was pruned; search finds a statement. Reads ``_build/html``
+(``tools/task.py test`` builds the book first); the browser checks need Debian's ``chromium``.
 """
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import shutil
 import subprocess
@@ -130,20 +131,37 @@ def _loaded_files(page: Path) -> list[Path]:
     return sorted(f for f in files if f.is_file())
 
 
+def _site_parts() -> dict[str, int]:
+    """Bytes of the site without its PDF: HTML pages, ``_static``, ``_images``,
+    ``_sources`` and the rest (the search index, the object inventory)."""
+    parts = dict.fromkeys(["html", "_static", "_images", "_sources", "other"], 0)
+    for f in HTML.rglob("*"):
+        if f.is_file() and f.suffix != ".pdf":  # the PDF apart
+            top = f.relative_to(HTML).parts[0]
+            part = "html" if f.suffix == ".html" and top not in parts else top
+            parts[part if part in parts else "other"] += f.stat().st_size
+    return parts
+
+
 def test_site_and_chapter_page_weights():
-    """Measured: the whole site without its PDF, and what one chapter page loads (raw and
-    gzip-compressed, as a web server sends it). The search index is loaded by the search page only."""
-    site = sum(f.stat().st_size for f in HTML.rglob("*") if f.is_file() and f.suffix != ".pdf")  # the PDF apart
+    """Measured: the whole site without its PDF, and what one chapter page loads (raw
+    and gzip-compressed, as a web server sends it). The search index is loaded by the
+    search page only."""
+    parts = _site_parts()
+    site = sum(parts.values())
     page = HTML / SAMPLE_PAGES[-1]
     files = _loaded_files(page)
     raw = sum(f.stat().st_size for f in files)
     sent = sum(len(gzip.compress(f.read_bytes(), 6)) for f in files)
-    print(f"site {site / 2**20:.1f} MiB; chapter page loads {len(files)} files, {raw / 2**20:.2f} MiB raw, "
-          f"{sent / 2**20:.2f} MiB gzip")
+    page_sent = len(gzip.compress(page.read_bytes(), 6))
+    print(f"site {site / 2**20:.2f} MiB (" + ", ".join(
+        f"{k} {v / 2**20:.2f}" for k, v in parts.items()) + f"); chapter page "
+        f"{page.stat().st_size} bytes, {page_sent} gzip; it loads {len(files)} files, "
+        f"{raw / 2**20:.2f} MiB raw, {sent / 2**20:.2f} MiB ({sent} bytes) gzip")
     assert not any(f.name == "searchindex.js" for f in files)
     assert not list((HTML / "_static").rglob("*.map"))
     assert sent < 1.5 * 2**20
-    assert site < 45 * 2**20
+    assert site < 28 * 2**20
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
@@ -153,6 +171,56 @@ def test_pages_load_without_console_errors(page):
     console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
     errors = [line for line in console if re.search(r"Uncaught|Error", line)]
     assert not errors, errors[:3]
+
+
+def test_sample_pages_name_no_missing_file():
+    """Every local file a sample page names (scripts, stylesheets, preloads, images) and
+    every ``url(...)`` of its stylesheets exists: the build's pruning deleted nothing a
+    page asks for (a browser reports no missing ``file://`` resource on the console)."""
+    root, missing = HTML.resolve(), []
+    for name in SAMPLE_PAGES:
+        page = root / name
+        html = page.read_text()
+        refs = re.findall(r'<(?:script|img)\b[^>]*\bsrc="([^"?#]+)', html)
+        refs += re.findall(r'<link\b[^>]*\bhref="([^"?#]+)', html)
+        named = {(page.parent / r).resolve() for r in refs if ":" not in r}
+        for sheet in [f for f in named if f.suffix == ".css" and f.is_file()]:
+            urls = re.findall(r'url\(["\']?([^"\')?#]+)', sheet.read_text())
+            named |= {(sheet.parent / u).resolve() for u in urls if ":" not in u}
+        missing += [f"{name}: {f.relative_to(root)}" for f in named
+                    if f.is_relative_to(root) and not f.exists()]
+    assert not missing, missing[:5]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_math_menu_speech_works_with_the_kept_maps():
+    """The math menu's accessibility in English: with the explorer on (as a reader turns
+    it on), MathJax loads its a11y components and the English speech maps from the site
+    and labels a formula with its spoken form, with nothing missing on the console. The
+    menu's Language list names only languages whose speech map the site ships."""
+    mathjax = HTML / "_static" / "mathjax"
+    sre = (mathjax / "a11y" / "sre.js").read_text()
+    listed = re.search(r"LOCALES=new Map\(\[(.*?)\]\)", sre).group(1)
+    offered = re.findall(r'\["([\w-]+)","', listed)
+    maps = mathjax / "sre" / "mathmaps"
+    assert "en" in offered and (maps / "base.json").exists()
+    assert [m for m in offered if not (maps / f"{m}.json").exists()] == []
+    config = {"options": {"menuOptions": {"settings": {"explorer": True}},
+                          "a11y": {"speech": True}}}
+    page = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><script>"
+            f"window.MathJax = {json.dumps(config)}</script><script defer src="
+            f"'{(mathjax / 'tex-chtml.js').as_uri()}'></script></head>"
+            r"<body><p>\(\frac{a}{b} + x^2\)</p></body></html>")
+    with tempfile.TemporaryDirectory() as folder:
+        test_page = Path(folder) / "speech.html"
+        test_page.write_text(page)
+        result = _chromium(test_page.as_uri(), "--allow-file-access-from-files",
+                           "--enable-logging=stderr", "--v=0", "--dump-dom")
+    console = [line for line in result.stderr.splitlines() if "CONSOLE" in line]
+    errors = [line for line in console if re.search(r"Error|Unable|Can't", line)]
+    assert not errors, errors[:3]
+    assert 'data-semantic-speech="StartFraction a Over b EndFraction plus x squared"' \
+        in result.stdout
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
