@@ -258,3 +258,129 @@ def test_png_candidates_are_not_bigger_than_the_original(tmp_path):
     path.write_bytes(buffer.getvalue())
     site._smaller_png(path)
     assert path.stat().st_size <= len(buffer.getvalue())
+
+
+#: A stylesheet and a script as the theme writes them: plain class selectors, a
+#: substring match, a prefix match on the whole attribute and ``[class]`` presence.
+CLASS_CSS = ("div.cell>.out, .a.b:hover{x:1}[class*=hl-]{x:2}li[class^=toc-l]{x:3}"
+             "a:not([href]):not([class]){x:4}.esc\\:x{x:5}")
+CLASS_JS = 'e.classList.add("shown");t.className="tab-"+n;q(".copy-btn")'
+SELECTED = {"cell", "out", "a", "b", "hl-python", "shown", "tab-1", "copy-btn", "esc:x"}
+CLASS_PAGE = """<!DOCTYPE html><html><head><style>.inline{x:1}</style>
+<script>var s = '<p class="later">';</script></head><body>
+<div class="cell docutils container"><p class="out gone">Text <em class="a b c">x</em>
+</p></div>
+<div class="highlight-python notranslate"><pre><span class="k">def</span> f</pre></div>
+<ul><li class="toc-l1 current">one</li><li class="gone">two</li></ul>
+<a class="gone" title="no class left">link</a> <a class="shown gone" href="#">b</a>
+<span class="tab-1 copy-btn esc:x inline unused">tab</span><textarea class="gone">
+<b class="gone"></b></textarea></body></html>"""
+
+
+def _classes_of(markup: str) -> list[list[str]]:
+    """The class lists of the tags outside scripts, styles and text areas."""
+    markup = re.sub(r"<(script|style|textarea)\b.*?</\1>", "", markup, flags=re.S)
+    return [value.split() for value in re.findall(r'\sclass="([^"]*)"', markup)]
+
+
+def _used(css: str = CLASS_CSS, js: str = CLASS_JS, pages=(CLASS_PAGE,)):
+    used = site.UsedClasses()
+    used.add_css(css)
+    used.add_js(js)
+    for markup in pages:
+        for kind, code in site.INLINE_CODE.findall(markup):
+            (used.add_css if kind == "style" else used.add_js)(code)
+    return used
+
+
+def test_unused_classes_keep_every_selected_class_and_the_text():
+    out = site._unused_classes(CLASS_PAGE, _used())
+    assert _text(out) == _text(CLASS_PAGE)
+    before = [name for names in _classes_of(CLASS_PAGE) for name in names]
+    after = [name for names in _classes_of(out) for name in names]
+    assert [n for n in before if n in SELECTED | site.CLASSES_KEPT] == [
+        n for n in after if n in SELECTED | site.CLASSES_KEPT]
+    assert {"gone", "c", "unused", "docutils", "container"}.isdisjoint(after)
+    assert "inline" in after  # selected by the page's own <style>
+    assert "k" not in after  # no stylesheet colours it here
+
+
+def test_unused_classes_leave_scripts_whole_and_presence_as_it_was():
+    out = site._unused_classes(CLASS_PAGE, _used())
+    assert "<script>var s = '<p class=\"later\">';</script>" in out
+    assert '<textarea class="gone">\n<b class="gone"></b></textarea>' in out
+    assert '<li class="toc-l1 current">' in out  # [class^=toc-l] reads the whole value
+    assert '<li>two</li>' in out  # no class left: the attribute goes
+    assert '<a class="" title="no class left">' in out  # a:not([class]) must not match
+    assert '<a class="shown" href="#">' in out
+
+
+def test_used_classes_read_prefixes_from_scripts_only_as_words():
+    used = _used()
+    assert used.used("tab-anything") and used.used("shown") and used.used("hl-x")
+    assert used.used("later")  # a word of the page's inline script
+    assert not used.used("classList-x") and not used.used("nothing")
+    assert site._unused_classes('<p class="a">x</p>', used) == '<p class="a">x</p>'
+
+
+def test_compact_markup_drops_comments_and_the_space_between_attributes():
+    page = ('<!-- a note -->\n<a class="x"\n     href="y.html"   title="two  spaces"\n'
+            '   >link</a><pre>  <!-- shown -->  </pre>'
+            '<script>/* <!-- */ a  =  1</script>'
+            "<img src='a b.png'  alt=\"x > y\"  />")
+    out = site._compact_markup(page)
+    assert out == ('\n<a class="x" href="y.html" title="two  spaces" >link</a>'
+                   "<pre>  <!-- shown -->  </pre>"
+                   "<script>/* <!-- */ a  =  1</script>"
+                   "<img src='a b.png' alt=\"x > y\" />")
+
+
+def test_font_awesome_script_goes_only_when_the_stylesheet_draws_the_icons(tmp_path):
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    for name in ("fontawesome.js", "fontawesome.js.LICENSE.txt", "bootstrap.js"):
+        (scripts / name).write_text("")
+    sheet = tmp_path / "styles" / "theme.css"
+    sheet.parent.mkdir()
+    sheet.write_text(".fa-x:before{content:\"\\f00\"}")
+    assert not site._font_awesome_script(tmp_path)
+    assert len(list(scripts.iterdir())) == 3
+    sheet.write_text('@font-face{font-family:"Font Awesome 6 Free";'
+                     'src:url(../webfonts/fa-solid-900.woff2) format("woff2")}')
+    assert site._font_awesome_script(tmp_path)
+    assert [p.name for p in scripts.iterdir()] == ["bootstrap.js"]
+    page = ('<head><script defer src="../_static/scripts/fontawesome.js?digest=1">'
+            '</script>\n<script src="a.js"></script></head>')
+    kept = '<head>\n<script src="a.js"></script></head>'
+    assert site.FONT_AWESOME_SCRIPT.sub("", page) == kept
+
+
+def test_icon_rules_keep_the_icons_a_page_or_script_names(tmp_path):
+    sheet = tmp_path / "styles" / "theme.css"
+    sheet.parent.mkdir()
+    sheet.write_text('.fa-lg{x:1}.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}'
+                     '.fa-php:before{content:"\\f457"}.x .fa-php:before{content:"y"}'
+                     '@media print{.fa-sun::before{content:"\\f185"}}')
+    (tmp_path / "theme.js").write_text('i.className = "fa-solid fa-sun"')
+    site._icon_rules(tmp_path, ['<i class="fa-solid fa-bars"></i>'])
+    assert sheet.read_text() == ('.fa-lg{x:1}.fa-bars:before{content:"\\f0c9"}'
+                                 '.x .fa-php:before{content:"y"}'
+                                 '@media print{.fa-sun::before{content:"\\f185"}}')
+
+
+def test_tex_extensions_keep_what_the_formulas_load(tmp_path):
+    (tmp_path / "tex-chtml.js").write_text(
+        'a={action:["toggle"],amscd:[[],["CD"]],cancel:["cancel","bcancel"],'
+        'mhchem:["ce","pu"]},b={"[tex]/cancel":["input/tex-base","[tex]/enclose"],'
+        '"[tex]/mhchem":["input/tex-base","[tex]/ams"]}')
+    folder = tmp_path / "input" / "tex" / "extensions"
+    folder.mkdir(parents=True)
+    for name in ("action", "amscd", "cancel", "enclose", "mhchem", "physics",
+                 "mathtools", "bussproofs"):
+        (folder / f"{name}.js").write_text("")
+    pages = [r'<span class="math">\(\bcancel{x}\)</span>',
+             r'<div class="math">\[\begin{CD} A @>>> B \end{CD}\require{physics}\]',
+             "</div>"]
+    site._tex_extensions(tmp_path, pages, {"loader": {"load": ["[tex]/mathtools"]}})
+    assert sorted(p.stem for p in folder.iterdir()) == [
+        "amscd", "cancel", "enclose", "mathtools", "physics"]

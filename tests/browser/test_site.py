@@ -3,7 +3,8 @@
 Item and section ids written as text link to their pages; the bibliography lists entries under the
 author-year labels the text cites; every plot is a numbered figure with a caption and alt text;
 a chapter page stays light and loads without console errors; no file a page or the math
-menu's English speech asks for was pruned; search finds a statement. Reads ``_build/html``
+menu's English speech asks for was pruned; the icons are drawn from the Font Awesome fonts
+without the theme's script; search finds a statement. Reads ``_build/html``
 (``tools/task.py test`` builds the book first); the browser checks need Debian's ``chromium``.
 """
 from __future__ import annotations
@@ -161,7 +162,7 @@ def test_site_and_chapter_page_weights():
     assert not any(f.name == "searchindex.js" for f in files)
     assert not list((HTML / "_static").rglob("*.map"))
     assert sent < 1.5 * 2**20
-    assert site < 28 * 2**20
+    assert site < 25 * 2**20
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
@@ -227,3 +228,48 @@ def test_math_menu_speech_works_with_the_kept_maps():
 def test_search_finds_a_statement():
     result = _chromium((HTML / "search.html").as_uri() + "?q=iso-quality", "--dump-dom")
     assert "Iso-quality cost ratio" in result.stdout
+
+
+ICONS = r"""(async () => {
+  await document.fonts.ready;
+  const icons = [...document.querySelectorAll('[class*="fa-"], .admonition-title')];
+  return {
+    icons: icons.map(e => {
+      const glyph = getComputedStyle(e, e.matches('.admonition-title') ? '::after' : '::before');
+      const box = e.getBoundingClientRect();
+      return {name: e.className, font: glyph.fontFamily, content: glyph.content,
+              shown: e.checkVisibility(), width: box.width, height: box.height};
+    }),
+    fonts: [...document.fonts].filter(f => f.status === 'loaded').map(f => f.family),
+    svgs: document.querySelectorAll('svg.svg-inline--fa').length};
+})()"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_icons_render_from_the_font_awesome_font_without_its_script():
+    """Without ``fontawesome.js`` (which swapped each icon for an SVG) the theme's
+    stylesheet draws the icons: on a chapter page the search, back-to-top, theme-switch,
+    sidebar-toggle, download, launch, repository and admonition icons each have a
+    one-character glyph in a Font Awesome font, the fonts load and every icon on screen
+    has a nonzero size."""
+    from .test_widgets import Browser
+
+    assert not (HTML / "_static" / "scripts" / "fontawesome.js").exists()
+    browser = Browser()
+    try:
+        browser.open(HTML / SAMPLE_PAGES[-1])
+        found = browser.send("Runtime.evaluate", session=True, expression=ICONS,
+                             awaitPromise=True, returnByValue=True)["result"]["value"]
+    finally:
+        browser.close()
+    icons = found["icons"]
+    names = {name for icon in icons for name in icon["name"].split()}
+    assert {"fa-magnifying-glass", "fa-arrow-up", "fa-sun", "fa-moon", "fa-bars",
+            "fa-outdent", "fa-download", "fa-rocket", "fa-github",
+            "admonition-title"} <= names
+    assert [i for i in icons if not i["font"].startswith('"Font Awesome 6')
+            or len(i["content"]) != 3] == []  # a quoted character: '"\uf002"'
+    shown = [i for i in icons if i["shown"]]
+    assert len(shown) >= 8 and [i for i in shown if not i["width"] * i["height"]] == []
+    assert {"Font Awesome 6 Free", "Font Awesome 6 Brands"} <= set(found["fonts"])
+    assert found["svgs"] == 0
