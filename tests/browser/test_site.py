@@ -3,8 +3,8 @@
 Item and section ids written as text link to their pages; the bibliography lists entries under the
 author-year labels the text cites; every plot is a numbered figure with a caption and alt text;
 a chapter page stays light and loads without console errors; no file a page or the math
-menu's English speech asks for was pruned; the icons are drawn from the Font Awesome fonts
-without the theme's script; search finds a statement. Reads ``_build/html``
+menu's English speech asks for was pruned; the icons are drawn from the Font Awesome
+fonts without the theme's script; search finds a statement. Reads ``_build/html``
 (``tools/task.py test`` builds the book first); the browser checks need Debian's ``chromium``.
 """
 from __future__ import annotations
@@ -235,7 +235,8 @@ ICONS = r"""(async () => {
   const icons = [...document.querySelectorAll('[class*="fa-"], .admonition-title')];
   return {
     icons: icons.map(e => {
-      const glyph = getComputedStyle(e, e.matches('.admonition-title') ? '::after' : '::before');
+      const after = e.matches('.admonition-title');
+      const glyph = getComputedStyle(e, after ? '::after' : '::before');
       const box = e.getBoundingClientRect();
       return {name: e.className, font: glyph.fontFamily, content: glyph.content,
               shown: e.checkVisibility(), width: box.width, height: box.height};
@@ -252,7 +253,7 @@ def test_icons_render_from_the_font_awesome_font_without_its_script():
     sidebar-toggle, download, launch, repository and admonition icons each have a
     one-character glyph in a Font Awesome font, the fonts load and every icon on screen
     has a nonzero size."""
-    from .test_widgets import Browser
+    from .test_widgets import Browser  # imported here: it loads the ftipbook package
 
     assert not (HTML / "_static" / "scripts" / "fontawesome.js").exists()
     browser = Browser()
