@@ -67,6 +67,9 @@ def test_chapter_typesets_math_and_links_to_colab(item_id, path):
     # Sphinx marks every formula with a "math" class; a few statements (ftip-00L6, for one) have none
     if 'class="math' in page.read_text(encoding="utf-8"):
         assert "<mjx-container" in dom, f"{item_id}: MathJax produced no output"
+    # a TeX error typesets as <mjx-merror>, an undefined macro as red text (noundefined)
+    for error in ("<mjx-merror", '<mjx-mtext class="mjx-n" style="color: red;">'):
+        assert error not in dom, f"{item_id}: MathJax reports a TeX error ({error})"
     parsed = _Text()
     parsed.feed(dom)
     visible = "".join(parsed.text)
