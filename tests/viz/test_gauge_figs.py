@@ -64,6 +64,10 @@ def test_plane_draws_a_dashed_arrow_above_a_solid_one_along_it():
     ax = gf.plot_plane(arrows=[("long", (0.0, 0.0), (0.0, 2.0), "-"), ("short", (0.0, 0.0), (0.0, 1.0), "--")])
     solid, dashed = [p for p in ax.patches if type(p).__name__ == "FancyArrowPatch"]
     assert dashed.get_linestyle() == "--" and dashed.get_zorder() > solid.get_zorder()
+    # thicker than the solid arrow beneath, so its dashes show over the line in the gaps
+    assert dashed.get_linewidth() == 2 * solid.get_linewidth()
+    legend = {line.get_label(): line.get_linewidth() for line in ax.get_legend().get_lines()}
+    assert legend["short"] == 2 * legend["long"]
 
 
 @pytest.mark.parametrize("kwargs, match", [
