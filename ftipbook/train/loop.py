@@ -197,7 +197,9 @@ class Trainer:
         if global_count == 0:
             raise ValueError(f"the batch of step {self.step} has no predicted token (loss_mask is all False)")
         # DDP and FSDP average gradients over ranks; scaling by world_size makes that the per-token gradient.
-        loss = nll_sum * (self.ctx.world_size / global_count)
+        # The scale is at least float32 and float64 for a float64 loss (int / int64 gives float32).
+        scale_dtype = torch.promote_types(nll_sum.dtype, torch.float32)
+        loss = nll_sum * (self.ctx.world_size / global_count.to(scale_dtype))
         aux = getattr(self.model, "auxiliary_loss", lambda: None)()
         (loss if aux is None else loss + aux).backward()
         max_norm = self.cfg.grad_clip if self.cfg.grad_clip is not None else math.inf

@@ -51,6 +51,19 @@ def test_gradient_clipping_bounds_the_sgd_step():
     assert float((after - before).norm()) == pytest.approx(0.5 * 1e-3, rel=1e-4)  # lr * clip
 
 
+def test_float64_sgd_step_is_the_cross_entropy_gradient_step():
+    # the per-token scale must not be rounded to float32 for a float64 model
+    cfg = TrainConfig(steps=1, optimizer="sgd", lr=0.5, grad_clip=None, progress=False)
+    model, ref = tiny_model().double(), tiny_model().double()
+    batch = next(CountingStream())
+    logits = ref(batch.tokens, seg_ids=batch.seg_ids)
+    loss = F.cross_entropy(logits[batch.loss_mask], batch.targets[batch.loss_mask])
+    grads = torch.autograd.grad(loss, list(ref.parameters()))
+    Trainer(model, build_optimizer(model, cfg), CountingStream(), cfg).run()
+    for p, q, g in zip(model.parameters(), ref.parameters(), grads, strict=True):
+        assert (p.detach() - (q.detach() - 0.5 * g)).abs().max() < 1e-13
+
+
 def test_decay_groups_split_by_rank():
     model = tiny_model(tie_embeddings=True)
     decay, keep = decay_groups(model, 0.1)
