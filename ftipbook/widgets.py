@@ -118,6 +118,8 @@ _CACHE_LABELS = {
 }
 
 #: The models, their number formats and the SVG plots, in JavaScript (written once, tested against Python).
+#:
+#: :meta hide-value:
 WIDGET_JS = r"""
 (function () {
   "use strict";

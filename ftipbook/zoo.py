@@ -183,6 +183,8 @@ _LOOPED = dataclasses.replace(_COMMON, batch_size=16)
 _MLA = dict(d_model=64, n_layers=4, n_heads=4, d_ff=176, max_seq_len=SEQ_LEN, pos="none", kv_lora_rank=32)
 
 #: The runs of the zoo, in build order (parents first).
+#:
+#: :meta hide-value:
 RUNS: tuple[ZooRun, ...] = (
     ZooRun("base-mha", "pretrain", _BASE, _PRETRAIN, RunRandomness.from_seed(0),
            description="2-layer MHA base model pretrained on the toy mixture (Muon hidden matrices, AdamW rest)"),

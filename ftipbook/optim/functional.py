@@ -441,6 +441,8 @@ def _check_tensors(params: Sequence[Tensor], grads: Sequence[Tensor]) -> tuple[l
 
 
 #: The registry of update rules by name, each an :class:`OptimizerSpec` (callable as its pure map).
+#:
+#: :meta hide-value:
 OPTIMIZERS: dict[str, OptimizerSpec] = {
     spec.name: spec
     for spec in (
