@@ -499,7 +499,8 @@ def systems_intervention(before: SystemsRecord, after: SystemsRecord, out_before
         raise ValueError("the two systems records do not differ in any declared coordinate; record the change first")
     if out_before.shape != out_after.shape:
         return SystemsIntervention(changes, float("inf"), True)
-    diff = (out_before.double() - out_after.double()).abs()
+    a, b = out_before.double(), out_after.double()
+    diff = torch.where(a == b, 0.0, (a - b).abs())  # equal infinities (masked logits) differ by 0
     if not torch.isfinite(diff).all():
         return SystemsIntervention(changes, float("inf"), True)
     max_diff = float(diff.max()) if diff.numel() else 0.0

@@ -175,6 +175,12 @@ def test_a_numerically_different_kernel_is_an_intervention():
     assert change.alters_numerics and 0 < change.max_abs_diff < 1e-4 and change.label.startswith("intervention")
     same = systems_intervention(rec_a, dataclasses.replace(rec_a, cache_policy="preallocated"), out_a, out_a.clone())
     assert not same.alters_numerics and same.max_abs_diff == 0.0
+    masked = torch.tensor([[-1.5, float("-inf")]])  # identical outputs with a masked entry
+    same = systems_intervention(rec_a, dataclasses.replace(rec_a, cache_policy="preallocated"), masked,
+                                masked.clone())
+    assert not same.alters_numerics and same.max_abs_diff == 0.0
+    moved = systems_intervention(rec_a, rec_b, masked, torch.tensor([[-1.5, 0.0]]))
+    assert moved.alters_numerics and moved.max_abs_diff == float("inf")
     with pytest.raises(ValueError, match="do not differ"):
         systems_intervention(rec_a, rec_a, out_a, out_b)
     assert systems_intervention(rec_a, dataclasses.replace(rec_a, precision="bfloat16"), out_a,
