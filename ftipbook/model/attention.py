@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import platform
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.overrides import TorchFunctionMode
 
 from ftipbook.model.cache import KVCache
@@ -53,6 +55,53 @@ def sdpa_reference(
         raise ValueError("a query row has every key masked out: softmax over an empty set is undefined")
     weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights
+
+
+#: ATen CPU capabilities that compile the AVX-512 helpers of the fused CPU attention kernel.
+_AVX512_CAPABILITIES = ("AVX512", "AVX512_VNNI", "AVX512_BF16", "AVX512_AMX")
+
+
+def fused_cpu_attention_refused(q: torch.Tensor) -> bool:
+    """True when the fused CPU attention kernel may refuse ``q``'s dtype, so the math backend runs.
+
+    PyTorch's fused (flash) CPU attention packs bfloat16/float16 blocks for oneDNN's AMX
+    micro-kernels with ``pack_vnni2``, which exists only in its AVX-512 build. On a CPU with AMX
+    (Intel Sapphire Rapids and later) with ``ATEN_CPU_CAPABILITY`` forced to ``default`` or
+    ``avx2``, the kernel therefore raises "pack_vnni2 is only supported when avx512 is supported".
+    The same settings run the fused kernel on a CPU without AMX, so the rule is taken for every
+    x86 CPU alike: reduced precision on the CPU below the AVX-512 capability uses the math backend
+    everywhere, and the path an AMX machine takes is the path every x86 machine tests.
+    """
+    return (
+        q.device.type == "cpu"
+        and q.dtype in (torch.bfloat16, torch.float16)
+        and platform.machine().lower() in ("x86_64", "amd64")
+        and torch.backends.cpu.get_cpu_capability() not in _AVX512_CAPABILITIES
+    )
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    attn_mask: torch.Tensor | None = None,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> torch.Tensor:
+    """``torch.nn.functional.scaled_dot_product_attention`` (ftip-000Q) on every CPU kind.
+
+    The call is PyTorch's; where :func:`fused_cpu_attention_refused` says the fused CPU kernel may
+    refuse the inputs, it runs under the math backend, which computes the same
+    ``softmax(Q K^T * scale + M) V`` with explicit products. Recorders and reference modes that
+    intercept ``F.scaled_dot_product_attention`` see the call either way.
+    """
+    kwargs = dict(attn_mask=attn_mask, is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+    if not fused_cpu_attention_refused(q):
+        return F.scaled_dot_product_attention(q, k, v, **kwargs)
+    with sdpa_kernel(SDPBackend.MATH):
+        return F.scaled_dot_product_attention(q, k, v, **kwargs)
 
 
 class MultiHeadAttention(nn.Module):
@@ -128,7 +177,7 @@ class MultiHeadAttention(nn.Module):
             past = cache.length
             k, v = cache.update(k, v)
         mask, is_causal = self.score_mask(t, past, seg_ids, x.device, x.dtype)
-        y = F.scaled_dot_product_attention(
+        y = scaled_dot_product_attention(
             q, k, v, attn_mask=mask, is_causal=is_causal, enable_gqa=self.n_kv_heads != self.n_heads
         )
         return self.out(y.transpose(1, 2).reshape(b, t, -1))

@@ -34,9 +34,9 @@ import math
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from ftipbook.model.attention import scaled_dot_product_attention
 from ftipbook.model.masks import allowed, causal_mask
 from ftipbook.model.norm import RMSNorm
 from ftipbook.model.positional import RotaryEmbedding
@@ -372,7 +372,7 @@ class MultiHeadLatentAttention(nn.Module):
         k_nope, v = kv.split([self.head_dim, self.v_head_dim], dim=-1)
         k = torch.cat([k_nope, k_rope.unsqueeze(1).expand(b, self.n_heads, s, self.rope_head_dim)], dim=-1)
         q = torch.cat([q_nope, q_rope], dim=-1)
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=self.softmax_scale)
+        return scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=self.softmax_scale)
 
     def _absorbed(self, q_nope, q_rope, c_kv, k_rope, mask) -> torch.Tensor:
         w_uk, w_uv = self._up_weights()
