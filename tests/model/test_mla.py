@@ -125,16 +125,16 @@ def test_cache_holds_only_latent_and_rope_key(name, kw):
 
 
 def test_explicit_path_calls_sdpa(monkeypatch):
-    import ftipbook.model.mla as mla
+    from torch.nn import functional
 
     calls = []
-    real = mla.F.scaled_dot_product_attention
+    real = functional.scaled_dot_product_attention
 
     def spy(*args, **kwargs):
         calls.append(kwargs.get("scale"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(mla.F, "scaled_dot_product_attention", spy)
+    monkeypatch.setattr(functional, "scaled_dot_product_attention", spy)
     layer = _layer(rope_head_dim=4)
     _run(layer, torch.randn(1, 3, 16, dtype=F64), absorb=False)
     assert calls == [pytest.approx((4 + 4) ** -0.5)]
