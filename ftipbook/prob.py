@@ -33,6 +33,19 @@ Prob = int | float | Fraction
 _TOL = 1e-9
 
 
+def _sum(values: Iterable[Any], start: Any = 0) -> Any:
+    """``start + v_1 + v_2 + ...`` added left to right, as written.
+
+    Python 3.12's built-in ``sum`` compensates float rounding, so it returns other bits than 3.11
+    for the same floats (ten 0.1 sum to 1.0 there, to 0.9999999999999999 before); adding in order
+    gives every Python the same float law. Fractions are exact either way.
+    """
+    total = start
+    for v in values:
+        total = total + v
+    return total
+
+
 def _is_exact(values: Iterable[Prob]) -> bool:
     return all(isinstance(v, (int, Fraction)) and not isinstance(v, bool) for v in values)
 
@@ -57,7 +70,7 @@ class FiniteLaw:
         if not isinstance(probs, Mapping) or not probs:
             raise ValueError(f"probs must be a nonempty mapping {{outcome: probability}}, got {probs!r}")
         self._p = {x: _check_prob(v, f"probs: p({x!r})") for x, v in probs.items()}
-        total = sum(self._p.values())
+        total = _sum(self._p.values())
         if (total != 1) if _is_exact(self._p.values()) else abs(total - 1) > _TOL:
             raise ValueError(f"probs: probabilities must sum to 1, got {total}")
 
@@ -73,7 +86,7 @@ class FiniteLaw:
     def from_weights(cls, weights: Mapping[Hashable, Prob]) -> FiniteLaw:
         """Normalize nonnegative ``weights`` (exact when they are ints/Fractions)."""
         weights = {x: _check_prob(w, f"weight of {x!r}") for x, w in weights.items()}
-        total = sum(weights.values())
+        total = _sum(weights.values())
         if total == 0:
             raise ValueError("weights sum to 0: there is no law to normalize to")
         if _is_exact(weights.values()):
@@ -117,7 +130,7 @@ class FiniteLaw:
     def prob(self, event: Iterable[Hashable] | Callable[[Hashable], bool]) -> Prob:
         """``p(A) = sum_{x in A} p(x)``; ``A`` is a set of outcomes or a predicate."""
         chosen = self._event(event)
-        return sum((v for x, v in self._p.items() if x in chosen), Fraction(0) if self.exact else 0.0)
+        return _sum((v for x, v in self._p.items() if x in chosen), Fraction(0) if self.exact else 0.0)
 
     def condition(self, event: Iterable[Hashable] | Callable[[Hashable], bool]) -> FiniteLaw:
         """``p(. | A)``, a law on ``A``; refuses ``p(A) = 0``."""
@@ -140,7 +153,7 @@ class FiniteLaw:
     # -- random variables ----------------------------------------------------------------------------
     def expectation(self, z: Callable[[Hashable], Prob]) -> Prob:
         """``E_{x~p}[Z(x)] = sum_x p(x) Z(x)``."""
-        return sum(v * z(x) for x, v in self._p.items())
+        return _sum(v * z(x) for x, v in self._p.items())
 
     def pushforward(self, f: Callable[[Hashable], Hashable]) -> FiniteLaw:
         """The law of the random variable ``f``: ``p_f(y) = p(f^{-1}({y}))``."""
@@ -363,7 +376,7 @@ def sequence_prob(lm: NextTokenLaw, prompt: Sequence[int], continuation: Sequenc
 def sequence_nll(lm: NextTokenLaw, prompt: Sequence[int], continuation: Sequence[int]) -> float:
     """``-log P(y_{1:m} | x) = -sum_t log pi(y_t | x y_{<t})``; ``inf`` when a factor is 0."""
     factors = token_probs(lm, prompt, continuation)
-    return math.inf if any(p == 0 for p in factors) else -sum(math.log(p) for p in factors)
+    return math.inf if any(p == 0 for p in factors) else -_sum(math.log(p) for p in factors)
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,7 @@ def test_bibliography_renders_no_editorial_notes_and_labels_author_year():
     the label the chapters' author-year citations print."""
     sys.path.insert(0, str(ROOT / "book/_ext"))
     from ftipbook_bib import author_year_label
-    bib = pybtex.database.parse_file(ROOT / "book/references.bib")
+    bib = pybtex.database.parse_file(ROOT / "ftipbook/references.bib")
     editorial = ("verif", "source note", "parse", "partial entry", "not confirmed", "found by search")
     notes = {k: e.fields["note"] for k, e in bib.entries.items() if "note" in e.fields}
     assert not {k: n for k, n in notes.items() if any(w in n.lower() for w in editorial)}
@@ -180,7 +180,7 @@ def test_bibliography_renders_no_editorial_notes_and_labels_author_year():
 
 
 def test_every_citation_has_a_bibliography_entry():
-    bib = pybtex.database.parse_file(ROOT / "book/references.bib")
+    bib = pybtex.database.parse_file(ROOT / "ftipbook/references.bib")
     pages = list((ROOT / "book").rglob("*.md")) + CHAPTERS
     cited = {key for p in pages for key in re.findall(r"\{cite:[pt]\}`(?:\{[^}]*\}){0,2}([\w:-]+)`", p.read_text())}
     assert cited, "no citations found"

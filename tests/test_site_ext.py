@@ -22,6 +22,7 @@ from pygments.lexers import PythonLexer
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book/_ext"))
 import ftipbook_site as site  # noqa: E402
+import ftipbook_verified  # noqa: E402
 
 #: The structure of the built ``_static/pygments.css``: one rule per theme and class.
 CSS = """
@@ -384,3 +385,14 @@ def test_tex_extensions_keep_what_the_formulas_load(tmp_path):
     site._tex_extensions(tmp_path, pages, {"loader": {"load": ["[tex]/mathtools"]}})
     assert sorted(p.stem for p in folder.iterdir()) == [
         "amscd", "cancel", "enclose", "mathtools", "physics"]
+
+
+def test_verification_line_names_the_recorded_run_or_says_there_was_none():
+    record = {"python": "3.11.7", "torch": "2.13.0", "numpy": "2.4.6", "cpu": "AMD EPYC", "capability": "AVX512",
+              "other_kernels": "ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE", "date": "2026-12-07",
+              "commit": "abc1234"}
+    line = ftipbook_verified.verification_text(record)
+    for value in record.values():
+        assert value in line
+    assert "Not verified" in ftipbook_verified.verification_text(None)
+    assert "commit" not in ftipbook_verified.verification_text({**record, "commit": None})

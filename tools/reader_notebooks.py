@@ -54,7 +54,7 @@ def statements() -> dict[str, tuple[str, int, str]]:
 
 @cache
 def citation_labels() -> dict[str, str]:
-    bib = pybtex.database.parse_file(ROOT / "book" / "references.bib")
+    bib = pybtex.database.parse_file(ROOT / "ftipbook" / "references.bib")
     return {key: author_year_label(entry) for key, entry in bib.entries.items()}
 
 

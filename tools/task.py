@@ -2,7 +2,8 @@
 
     python3 tools/task.py book    # set up .venv from requirements.lock, build the website and its PDF
     python3 tools/task.py test    # set up, then unit tests, nbval (twice: this CPU's kernels and
-                                  # others), chapter mutants, clean -W build and PDF, browser check
+                                  # others), chapter mutants, the compatibility pass (oldest and
+                                  # newest declared versions), clean -W build and PDF, browser check
     python3 tools/task.py serve   # serve _build/html on http://localhost:8000
 
 Only a Python 3.10+ interpreter is needed; everything else is installed into ``.venv``
@@ -11,11 +12,16 @@ Only a Python 3.10+ interpreter is needed; everything else is installed into ``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import glob
 import hashlib
+import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,10 +36,24 @@ PY = BIN / "python"
 #: compatibility path: other code, other rounding, as on a reader's older or non-Intel CPU.
 OTHER_CPU = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
 
+#: The compatibility pass: the package installed (not editable) into extra environments, each
+#: from its own lock under tools/compat/ (the oldest versions pyproject.toml declares, and the
+#: newest available on the day the lock was written, on Colab's Python), then the unit tests and
+#: the chapters of COMPAT_CHAPTERS run there. Cached in .venv-compat/ by the lock's digest.
+COMPAT = {"oldest": ("3.10", ROOT / "tools/compat/oldest.txt"),
+          "newest": ("3.12", ROOT / "tools/compat/newest.txt")}
+COMPAT_VENVS = ROOT / ".venv-compat"
+#: Two chapters of every section (one where a section has fewer), plus those that once needed a
+#: repository file or a build-only package (00K5, 001T, 001U) or a newer torch (00BA, 001O, 006N).
+COMPAT_CHAPTERS = ROOT / "tools/compat/chapters.txt"
+#: Where the test command records what verified the chapters; the book build prints it on every page.
+VERIFIED = ROOT / ".ftipbook-verified.json"
+
 
 def run(*cmd: str | Path, **kw) -> None:
     print("+", " ".join(str(c) for c in cmd), flush=True)
-    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True, **kw)
+    kw.setdefault("cwd", ROOT)
+    subprocess.run([str(c) for c in cmd], check=True, **kw)
 
 
 def setup() -> None:
@@ -50,6 +70,87 @@ def setup() -> None:
     run(PY, "-m", "pip", "check")
     stamp.write_text(want)
     print(f"setup took {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def python_for(version: str) -> str | None:
+    """An interpreter of ``version`` (``3.12``): on PATH, or one pyenv installed; None if absent."""
+    found = shutil.which(f"python{version}")
+    pyenv = sorted(glob.glob(str(Path.home() / f".pyenv/versions/{version}.*/bin/python{version}")))
+    for candidate in [found, *reversed(pyenv)]:
+        if candidate and subprocess.run([candidate, "-c", "import venv"], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+def compat_env(name: str) -> Path | None:
+    """``.venv-compat/<name>`` with its lock installed (rebuilt when the lock changes); None when
+    this machine has no interpreter of the lock's Python version."""
+    version, lock = COMPAT[name]
+    python = python_for(version)
+    if python is None:
+        print(f"compatibility pass '{name}' skipped: no Python {version} on this machine")
+        return None
+    venv = COMPAT_VENVS / name
+    stamp, want = venv / ".lock-sha256", hashlib.sha256(lock.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == want:
+        return venv
+    shutil.rmtree(venv, ignore_errors=True)
+    start = time.perf_counter()
+    run(python, "-m", "venv", venv)
+    # the lock pins the newest torch, above the cap a machine's pip configuration may set
+    env = dict(os.environ, PIP_CONSTRAINT=os.devnull)
+    run(venv / "bin/python", "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", lock, env=env)
+    stamp.write_text(want)
+    print(f"environment '{name}' took {time.perf_counter() - start:.0f} s", flush=True)
+    return venv
+
+
+def compat_pass(env: dict[str, str]) -> None:
+    """Install the package's wheel into each compatibility environment, then run the unit tests
+    (against the installed package) and the sample chapters (copied out of the checkout, so they
+    see only what ``pip install`` brings; ``--nbval-lax``: their asserts, not their outputs)."""
+    wheels = Path(tempfile.mkdtemp(prefix="ftipbook-wheel-"))
+    run(PY, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", wheels, ".")
+    wheel = next(wheels.glob("ftipbook-*.whl"))
+    chapters = [ROOT / line for line in COMPAT_CHAPTERS.read_text().split() if line]
+    for name in COMPAT:
+        venv = compat_env(name)
+        if venv is None:
+            continue
+        py = venv / "bin/python"
+        run(py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--force-reinstall", wheel)
+        installed = dict(env, FTIPBOOK_TEST_INSTALLED="1", PYTHONSAFEPATH="1")
+        run(py, "-m", "pytest", "-p", "no:cacheprovider", "tests", "-n", "2", "--ignore=tests/browser", env=installed)
+        outside = Path(tempfile.mkdtemp(prefix=f"ftipbook-{name}-"))
+        for chapter in chapters:
+            shutil.copy(chapter, outside / chapter.name)
+        run(py, "-m", "pytest", "-p", "no:cacheprovider", "--nbval-lax", "--nbval-current-env", "-n", "2",
+            "--dist", "loadfile", "--rootdir", outside, *sorted(outside.glob("*.ipynb")),
+            cwd=outside, env=installed)
+        shutil.rmtree(outside, ignore_errors=True)
+    shutil.rmtree(wheels, ignore_errors=True)
+
+
+def record_verification() -> None:
+    """Write what the chapter passes ran with; ``book/_ext/ftipbook_verified.py`` prints it."""
+    probe = ("import json, platform, sys, numpy, torch; print(json.dumps({'python': platform.python_version(), "
+             "'torch': torch.__version__, 'numpy': numpy.__version__, "
+             "'capability': torch.backends.cpu.get_cpu_capability()}))")
+    versions = json.loads(subprocess.run([PY, "-c", probe], capture_output=True, text=True, check=True).stdout)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    VERIFIED.write_text(json.dumps({
+        **versions, "cpu": cpu_name(), "other_kernels": " ".join(f"{k}={v}" for k, v in OTHER_CPU.items()),
+        "date": time.strftime("%Y-%m-%d"), "commit": commit.stdout.strip() or None,
+    }, indent=1) + "\n")
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux), else what ``platform`` reports."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
 
 
 def build_book() -> None:
@@ -95,7 +196,9 @@ def test() -> None:
     run(*nbval, env=env)
     print(f"second chapter pass on other CPU kernels: {' '.join(f'{k}={v}' for k, v in OTHER_CPU.items())}")
     run(*nbval, env=dict(env, **OTHER_CPU))
+    record_verification()
     run(PY, "tools/mutants.py", env=env)
+    compat_pass(env)
     build_book()
     run(*pytest, "tests/browser", env=env)
 

@@ -1,7 +1,7 @@
 """Every external number the note quotes, as data with its provenance.
 
 One :class:`PublishedValue` per quoted number or fact: its value in the units the note uses,
-the bibliography key of its source (a key of ``book/references.bib``), the locator inside that
+the bibliography key of its source (a key of ``ftipbook/references.bib``, the book's bibliography, shipped with the package), the locator inside that
 source exactly as the note cites it, and its kind:
 
 - ``"reported"``: a number the source states (e.g. 1.84 ms);

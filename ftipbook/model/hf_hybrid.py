@@ -234,8 +234,9 @@ def hybrid_config_to_hf(cfg: ModelConfig, model_type: str) -> dict:
             "max_position_embeddings": cfg.max_seq_len, "n_routed_experts": cfg.n_experts,
             "num_experts_per_tok": cfg.top_k, "n_shared_experts": cfg.n_shared_experts, "n_group": cfg.moe_n_groups,
             "norm_topk_prob": cfg.moe_norm_topk, "first_k_dense_replace": cfg.moe_dense_layers if moe else cfg.n_layers,
-            "rope_parameters": {"rope_type": "default", "rope_theta": cfg.rope_theta}, "rope_interleave": False,
-            "num_nextn_predict_layers": 0,
+            # transformers 5 reads rope_parameters, 4.x the top-level rope_theta (else 10000)
+            "rope_theta": cfg.rope_theta, "rope_parameters": {"rope_type": "default", "rope_theta": cfg.rope_theta},
+            "rope_interleave": False, "num_nextn_predict_layers": 0,
         })
     else:
         hf.update({

@@ -9,9 +9,9 @@ from ftipbook.viz.attention import (
     plot_convex_combination,
     plot_mask,
 )
-from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new
+from ftipbook.viz.style import ACCENT, FILL, INK, MUTED, as_array, axes_or_new, glue
 
 __all__ = [
-    "ACCENT", "FILL", "INK", "MUTED", "as_array", "axes_or_new",
+    "ACCENT", "FILL", "INK", "MUTED", "as_array", "axes_or_new", "glue",
     "plot_mask", "plot_attention", "draw_weighted_average", "plot_convex_combination",
 ]

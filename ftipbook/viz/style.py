@@ -4,6 +4,7 @@ every plotting module uses and the common finish of labelled plots (shared drawi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -53,3 +54,18 @@ def finish_axes(ax: Axes, xlabel: str, ylabel: str, title: str | None, *, grid: 
     if title:
         ax.set_title(title)
     return ax
+
+
+def glue(name: str, obj: Any, display: bool = True) -> None:
+    """Store ``obj`` under ``name`` for a ``{glue:figure}`` of the book (myst-nb's ``glue``).
+
+    The book build has myst-nb; a reader who installed only the package (Colab, a plain
+    ``pip install``) has no ``{glue:figure}`` to show the figure, so it is displayed in place.
+    """
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        from IPython.display import display as show
+        show(obj)
+        return
+    myst_glue(name, obj, display=display)

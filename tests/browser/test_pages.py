@@ -4,6 +4,7 @@ Runs after ``jupyter-book build`` (``tools/task.py test`` orders it so); needs D
 """
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
@@ -17,6 +18,7 @@ import reader_notebooks
 from ftipbook import items
 
 HTML = layout.ROOT / "_build" / "html"
+VERIFIED = layout.ROOT / ".ftipbook-verified.json"  # written by the test command's chapter passes
 CHROMIUM = shutil.which("chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -83,3 +85,10 @@ def test_chapter_typesets_math_and_links_to_colab(item_id, path):
     kind, number, _ = reader_notebooks.statements()[items.get(item_id).label]
     assert f"{kind} {number}" in visible, f"{item_id}: the page does not number its statement {kind} {number}"
     assert f'id="{items.get(item_id).label}"' in dom, f"{item_id}: the statement's anchor is missing"
+    record = json.loads(VERIFIED.read_text()) if VERIFIED.exists() else None
+    words = " ".join(visible.split())
+    if record is None:
+        assert "Not verified on the machine that built this page" in words, f"{item_id}: no verification line"
+    else:
+        line = f"Python {record['python']}, torch {record['torch']}, numpy {record['numpy']}, on {record['cpu']}"
+        assert line in words, f"{item_id}: the page does not say what verified it ({line})"

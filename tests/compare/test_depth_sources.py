@@ -6,7 +6,7 @@ import pytest
 
 from ftipbook.compare import depth_sources as D
 
-BIB = Path(__file__).resolve().parents[2] / "book" / "references.bib"
+BIB = Path(__file__).resolve().parents[2] / "ftipbook" / "references.bib"
 
 
 def test_every_record_cites_a_bibliography_entry_and_states_no_number():

@@ -10,7 +10,7 @@ import pytest
 
 from ftipbook.compare import published as P
 
-BIB = Path(__file__).resolve().parents[2] / "book" / "references.bib"
+BIB = Path(__file__).resolve().parents[2] / "ftipbook" / "references.bib"
 
 
 def bib_keys() -> set[str]:

@@ -22,7 +22,14 @@ _COMMON = dict(vocab_size=61, hidden_size=32, intermediate_size=40, moe_intermed
                bos_token_id=None, eos_token_id=None, attn_implementation="eager")
 
 
+#: The first transformers release with a KimiLinear model; Kimi peer tests skip before it.
+KIMI_RELEASE = "5.17.0"
+
+
 def _kimi(**over):
+    if not hasattr(transformers, "KimiLinearConfig"):
+        pytest.skip(f"needs transformers >= {KIMI_RELEASE} (its first KimiLinear release); "
+                    f"installed {transformers.__version__}")
     kw = dict(_COMMON, num_hidden_layers=4, qk_rope_head_dim=4, q_lora_rank=None, linear_head_dim=8, linear_num_heads=3,
               linear_conv_kernel_dim=4, num_local_experts=6, n_group=1, topk_group=1,
               layer_types=["linear_attention", "linear_attention", "full_attention", "linear_attention"],
