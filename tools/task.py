@@ -39,12 +39,15 @@ OTHER_CPU = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
 #: The compatibility pass: the package installed (not editable) into extra environments, each
 #: from its own lock under tools/compat/ (the oldest versions pyproject.toml declares, and the
 #: newest available on the day the lock was written, on Colab's Python), then the unit tests and
-#: the chapters of COMPAT_CHAPTERS run there. Cached in .venv-compat/ by the lock's digest.
+#: the chapters of COMPAT_CHAPTERS run there. The environments (a few GB each, mostly torch's CUDA
+#: libraries) are cached outside the checkout, named by their lock's digest, so a fresh clone on
+#: the same machine reuses them.
 COMPAT = {"oldest": ("3.10", ROOT / "tools/compat/oldest.txt"),
           "newest": ("3.12", ROOT / "tools/compat/newest.txt")}
-COMPAT_VENVS = ROOT / ".venv-compat"
-#: Two chapters of every section (one where a section has fewer), plus those that once needed a
-#: repository file or a build-only package (00K5, 001T, 001U) or a newer torch (00BA, 001O, 006N).
+COMPAT_VENVS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ftipbook" / "compat"
+#: The first and last chapter of every section, plus those that once needed a repository file or a
+#: build-only package (00K5, 001T, 001U), a newer torch (00BA, 001O, 006N, 00KP, 00KC) or Python
+#: 3.11's float sum (000A).
 COMPAT_CHAPTERS = ROOT / "tools/compat/chapters.txt"
 #: Where the test command records what verified the chapters; the book build prints it on every page.
 VERIFIED = ROOT / ".ftipbook-verified.json"
@@ -83,24 +86,27 @@ def python_for(version: str) -> str | None:
 
 
 def compat_env(name: str) -> Path | None:
-    """``.venv-compat/<name>`` with its lock installed (rebuilt when the lock changes); None when
-    this machine has no interpreter of the lock's Python version."""
+    """The cached environment ``<name>-<digest>`` with its lock installed (a new one when the lock
+    changes); None when this machine has no interpreter of the lock's Python version."""
     version, lock = COMPAT[name]
     python = python_for(version)
     if python is None:
         print(f"compatibility pass '{name}' skipped: no Python {version} on this machine")
         return None
-    venv = COMPAT_VENVS / name
-    stamp, want = venv / ".lock-sha256", hashlib.sha256(lock.read_bytes()).hexdigest()
-    if stamp.exists() and stamp.read_text() == want:
+    want = hashlib.sha256(lock.read_bytes() + python.encode()).hexdigest()
+    venv = COMPAT_VENVS / f"{name}-{want[:12]}"
+    stamp = venv / ".complete"
+    if stamp.exists():
         return venv
-    shutil.rmtree(venv, ignore_errors=True)
+    for stale in COMPAT_VENVS.glob(f"{name}-*"):  # one environment per name on disk
+        shutil.rmtree(stale, ignore_errors=True)
     start = time.perf_counter()
     run(python, "-m", "venv", venv)
     # the lock pins the newest torch, above the cap a machine's pip configuration may set
     env = dict(os.environ, PIP_CONSTRAINT=os.devnull)
-    run(venv / "bin/python", "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", lock, env=env)
-    stamp.write_text(want)
+    run(venv / "bin/python", "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile", "-r", lock,
+        env=env)
+    stamp.write_text(lock.read_text())
     print(f"environment '{name}' took {time.perf_counter() - start:.0f} s", flush=True)
     return venv
 

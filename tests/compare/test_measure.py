@@ -38,7 +38,8 @@ def test_cpu_attention_is_counted_with_the_sdpa_formula():
     assert count.total == 2 * (2 * b * h * t * t * d)  # QK^T and AV over the full T x T square
     with torch.utils.flop_counter.FlopCounterMode(display=False) as plain:
         torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
-    assert plain.get_total_flops() == 0  # what PyTorch's registry alone sees on CPU
+    # PyTorch's registry alone: no CPU attention formula before 2.15, the same formula from 2.15 on
+    assert plain.get_total_flops() in (0, count.total)
 
 
 @pytest.mark.parametrize("pattern", ["A", "KKKA"])
