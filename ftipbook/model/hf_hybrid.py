@@ -48,7 +48,7 @@ from safetensors.torch import save
 from ftipbook.atomic import write_file_set
 from ftipbook.file_records import tensors_digest
 from ftipbook.model.config import ModelConfig
-from ftipbook.model.hf import DIGEST_KEY, _checkpoint_dtype, _config_text, _read_checkpoint
+from ftipbook.model.hf import DIGEST_KEY, FORMAT, FORMAT_KEY, _checkpoint_dtype, _config_text, _read_checkpoint
 from ftipbook.model.transformer import DecoderLM
 
 HYBRID_ARCHITECTURES = {"kimi_linear": "KimiLinearForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM"}
@@ -428,6 +428,7 @@ def save_hf_hybrid(model: DecoderLM, path: str | Path, model_type: str) -> None:
     path = Path(path)
     hf = hybrid_config_to_hf(model.cfg, model_type)
     hf["torch_dtype"] = str(next(model.parameters()).dtype).removeprefix("torch.")
+    hf[FORMAT_KEY] = FORMAT
     tensors = hybrid_state_dict_to_hf(model, model_type)
     meta = {"format": "pt", DIGEST_KEY: tensors_digest(tensors, _config_text(hf))}
     write_file_set(path, {"model.safetensors": save(tensors, metadata=meta),
