@@ -251,10 +251,15 @@ def _entry_of(name: str, files: FileSet, directory: Path) -> tuple[dict, dict[st
     against the record's SHA-256."""
     record = _manifest_of(files, directory)["entries"].get(name)
     if record is None:
+        if (directory / name).is_dir():
+            raise ValueError(f"{directory / name} exists but {directory / MANIFEST_FILE} does not list it (the manifest "
+                             "is damaged, or a build was interrupted): rebuild with `python scripts/build_zoo.py`")
         raise FileNotFoundError(f"zoo entry {name!r} is not built in {directory}: run `python scripts/build_zoo.py`")
     listed = record.get("files") if isinstance(record, dict) else None
-    if not isinstance(listed, dict) or set(listed) != set(FILES) or not all(isinstance(v, str) for v in listed.values()):
-        raise ValueError(f"{directory / MANIFEST_FILE}: the record of {name!r} does not list the SHA-256 of {FILES}")
+    if not isinstance(listed, dict) or set(listed) != set(FILES) or not all(isinstance(v, str) for v in listed.values()) \
+            or not isinstance(record.get("runtime_hash"), str):
+        raise ValueError(f"{directory / MANIFEST_FILE}: the record of {name!r} does not hold the SHA-256 of {FILES} "
+                         "and a runtime hash; the manifest is damaged")
     out = {}
     for fname, expected in listed.items():
         data = files[f"{name}/{fname}"]  # checks that the name stays inside the zoo

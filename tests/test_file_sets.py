@@ -77,7 +77,7 @@ def test_a_stopped_zoo_write_that_adds_an_entry_leaves_the_old_zoo(tmp_path, mon
         zoo.write_entries(tmp_path, new, manifest)
     restore()
     assert zoo.load("looped-r1", tmp_path).runtime_hash() == artifact(1).runtime_hash()
-    with pytest.raises(FileNotFoundError, match="not built"):
+    with pytest.raises((FileNotFoundError, ValueError), match="not built|does not list it"):
         zoo.load("looped-r2", tmp_path)
     zoo.write_entries(tmp_path, new, manifest)
     assert zoo.load("looped-r2", tmp_path).runtime_hash() == artifact(3).runtime_hash()
@@ -306,3 +306,37 @@ def test_hostile_tokenizer_files_are_refused_quickly(tmp_path):
         ByteLevelBPE.load(tmp_path / "t.json")
     with pytest.raises(ValueError, match="pattern='a\\(' is not a valid regular expression"):
         ByteLevelBPE(pattern="a(")
+
+
+# --- children for the probe's kill and concurrency cases (tools/probe_inputs.py) --------------------
+def _zoo_version(i: int) -> tuple[dict, dict]:
+    from ftipbook.artifact import artifact_files
+    art = artifact(i)
+    files = {f"looped-r1/{k}": v for k, v in artifact_files(art).items()}
+    record = {"runtime_hash": art.runtime_hash(), "files": {k.split("/")[1]: atomic.sha256(v) for k, v in files.items()}}
+    return files, {"format": zoo.FORMAT, "entries": {"looped-r1": record}}
+
+
+#: Savers the probe kills: name -> (write version i into path, load path and return a comparable value).
+SAVERS = {
+    "save_hf": (lambda path, i: save_hf(build_model(HF_CFG, seed=i).to(torch.float32 if i % 2 else torch.bfloat16),
+                                        path),
+                lambda path: float(sum(p.detach().double().sum() for p in load_hf(path).parameters()))),
+    "study.write": (lambda path, i: study.write(path, *_study_set(i)),
+                    lambda path: json.loads(study.verified_files(path)["STUDY.json"])["seed"]),
+    "zoo.write_entries": (lambda path, i: zoo.write_entries(path, *_zoo_version(i)),
+                          lambda path: zoo.load("looped-r1", path).runtime_hash()),
+}
+
+
+def save_forever(ready, saver: str, path, versions) -> None:
+    """Write the ``versions`` of ``saver`` over ``path`` in turn until killed; a refused concurrent write
+    is retried (the other writer holds the directory)."""
+    write = SAVERS[saver][0]
+    ready.set()
+    for i in range(10**9):
+        try:
+            write(path, versions[i % len(versions)])
+        except atomic.ConcurrentWriteError:
+            continue
+        ready.set()
