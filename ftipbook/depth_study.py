@@ -44,13 +44,13 @@ import torch
 from safetensors.torch import save
 
 from ftipbook import study, zoo
-from ftipbook.artifact import load_artifact, versions, weights_sha256
-from ftipbook.atomic import write_bytes, write_text
+from ftipbook.artifact import versions, weights_sha256
 from ftipbook.compare.arms import ArmResult, CommonRecipeArm, Outcome
 from ftipbook.compare.depth_records import ComputationAxisRecord, DepthReuseRecord
 from ftipbook.compare.measure import count_flops
 from ftipbook.data.windows import tokenize_documents
 from ftipbook.file_records import safetensors_record
+from ftipbook.manifest_set import write_manifest_set
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.depth import NextLatentLM, next_latent_model, with_passes
 from ftipbook.model.transformer import DecoderLM, build_model
@@ -313,15 +313,15 @@ class DepthStudy:
         :class:`~ftipbook.model.transformer.DecoderLM` its artifact holds (the inference weights only).
         """
         _member("name", name, CHECKPOINTS)
-        verify(self.directory)
-        artifact = load_artifact(self.directory / "checkpoints" / name)
+        files = study.verified_files(self.directory, format=FORMAT, build_command=BUILD_COMMAND)
+        artifact = study.verified_artifact(files, self.directory, name)
         if interface_only or not name.startswith("latent-"):
             return artifact.model()
         weight = float(name.removeprefix("latent-w"))
         model = NextLatentLM(artifact.cfg, weight)
         model.load_state_dict(artifact.state_dict, strict=False)
-        head_path = self.directory / "checkpoints" / f"{name}.head.safetensors"
-        head = safetensors_record(head_path.read_bytes(), head_path)
+        head_name = f"checkpoints/{name}.head.safetensors"
+        head = safetensors_record(files[head_name], self.directory / head_name)
         model.latent_head.load_state_dict(head)
         return model.eval()
 
@@ -334,11 +334,8 @@ def verify(directory: str | Path = DEPTH_DIR) -> dict[str, str]:
 def load(directory: str | Path = DEPTH_DIR) -> DepthStudy:
     """The committed experiments, after checking every file against ``MANIFEST.json``."""
     directory = Path(directory)
-    verify(directory)
-    data = json.loads((directory / DATA_FILE).read_text())
-    if data.get("format") != FORMAT:
-        raise ValueError(f"{directory / DATA_FILE} has format {data.get('format')!r}; expected {FORMAT!r}")
-    return DepthStudy(directory, data)
+    files = study.verified_files(directory, format=FORMAT, build_command=BUILD_COMMAND)
+    return DepthStudy(directory, study.verified_json(files, directory, DATA_FILE, FORMAT))
 
 
 # --- fitted summaries of the surface (ftip-00KR) -------------------------------------------------
@@ -420,11 +417,11 @@ class _Trained:
 class _Builder:
     """Trains each (width, passes, budget, seed) once with one :class:`ftipbook.study.StudyRunner`."""
 
-    def __init__(self, directory: Path, log: Callable[[str], None]) -> None:
+    def __init__(self, log: Callable[[str], None]) -> None:
         self.log = log
         self.models: list[DecoderLM] = []
         save = tuple((f"passes-{p}", BUDGET, 0) for p in PASSES)
-        self.runner = study.StudyRunner(directory / "checkpoints", save, log, model_factory=self._factory)
+        self.runner = study.StudyRunner(None, save, log, model_factory=self._factory)
         self.trained: dict[tuple[int, int, int, int], _Trained] = {}
 
     def _factory(self, cfg: ModelConfig, *, seed: int) -> DecoderLM:
@@ -442,8 +439,8 @@ class _Builder:
         return self.trained[key].outcome
 
 
-def _latent_run(directory: Path, weight: float, seed: int, log: Callable[[str], None]) -> dict[str, Any]:
-    """Train and record one run of D; the seed-0 run's checkpoint and head are saved."""
+def _latent_run(files: dict[str, bytes], weight: float, seed: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """Train and record one run of D; the seed-0 run's checkpoint and head go into ``files``."""
     name = f"latent-w{weight:g}"
     latent: list[float] = []
     built: list[tuple[NextLatentLM, str]] = []
@@ -461,14 +458,15 @@ def _latent_run(directory: Path, weight: float, seed: int, log: Callable[[str], 
         return model
 
     recipe = study.common_recipe(BUDGET)
-    runner = study.StudyRunner(directory / "checkpoints", ((name, BUDGET, 0),), log, model_factory=factory)
+    runner = study.StudyRunner(None, ((name, BUDGET, 0),), log, model_factory=factory)
     outcome = runner(name, package(), recipe, seed)
     (model, init), = built
     if len(latent) != (BUDGET if weight > 0 else 0):
         raise RuntimeError(f"{name} seed {seed}: {len(latent)} latent losses logged for {BUDGET} steps")
     if seed == 0:
         head = {k: v.detach().contiguous() for k, v in model.latent_head.state_dict().items()}
-        write_bytes(directory / "checkpoints" / f"{name}.head.safetensors", save(head))
+        files.update(study.checkpoint_files(runner.artifacts))
+        files[f"checkpoints/{name}.head.safetensors"] = save(head)
     captured = runner.captured[name, BUDGET, seed, recipe["optimizer"]["lr"], "evaluation"]
     return {"weight": weight, "seed": seed, "objective": model.objective, "outcome": outcome.to_dict(),
             "records": captured["records"], "latent_losses": latent, "init_sha256": init,
@@ -483,7 +481,7 @@ def build(directory: str | Path = DEPTH_DIR, log: Callable[[str], None] = print)
     wall, cpu = time.perf_counter(), time.process_time()
     with zoo.deterministic_cpu():
         recipe = study.common_recipe(BUDGET)
-        builder = _Builder(directory, log)
+        builder = _Builder(log)
         packages = {f"passes-{p}": package(64, p) for p in PASSES}
         arm = CommonRecipeArm(recipe, packages).run(builder, SEEDS)
         if not arm.common:
@@ -521,7 +519,8 @@ def build(directory: str | Path = DEPTH_DIR, log: Callable[[str], None] = print)
                         flops[f"{r}|{p}"] = prefill_flops(view)
                         records[f"{r}|{p}"] = capture_record(view).to_dict()
             log(f"recirculation of passes-{r}: scored at {list(INFERENCE_PASSES)} passes")
-        latent = {f"{w:g}|{s}": _latent_run(directory, w, s, log) for w in LATENT_WEIGHTS for s in SEEDS}
+        files: dict[str, bytes] = {}
+        latent = {f"{w:g}|{s}": _latent_run(files, w, s, log) for w in LATENT_WEIGHTS for s in SEEDS}
     evaluation = study.evaluation_documents()
     data = {
         "format": FORMAT, "passes": list(PASSES), "seeds": list(SEEDS), "budget": BUDGET, "stack": dict(STACK),
@@ -538,8 +537,8 @@ def build(directory: str | Path = DEPTH_DIR, log: Callable[[str], None] = print)
                   "threads": 1, "deterministic": True, "dtype": "float32", "device": "cpu", "cpu": cpu_kind(),
                   "versions": versions(), "logical_cores": os.cpu_count()},
     }
-    write_text(directory / DATA_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
-    study.write_manifest(directory, FORMAT)
+    files.update(study.build_files(data, builder.runner.artifacts, DATA_FILE))
+    write_manifest_set(directory, files, FORMAT)  # one crash-safe set, MANIFEST.json last
     return data
 
 

@@ -42,11 +42,12 @@ from safetensors.torch import save
 
 from ftipbook import study, zoo
 from ftipbook.artifact import versions
-from ftipbook.atomic import sha256, write_bytes, write_text
+from ftipbook.atomic import sha256
 from ftipbook.compare.cost import CostVector
 from ftipbook.compare.jepa_interface import NextTokenNLL
 from ftipbook.compare.measure import count_flops
-from ftipbook.file_records import json_record, safetensors_record
+from ftipbook.file_records import safetensors_record
+from ftipbook.manifest_set import write_manifest_set
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.jepa import JEPA, DecodedJEPA, JEPAConfig, LinearReadout, TiedEmbeddingReadout, fit_linear_readout
 from ftipbook.model.transformer import DecoderLM, build_model
@@ -55,6 +56,7 @@ from ftipbook.train import RunRandomness, TrainConfig, batch_stream, build_optim
 
 JEPA_DIR = Path(__file__).resolve().parent / "_jepa"
 MANIFEST_FILE = "MANIFEST.json"
+BUILD_COMMAND = "python scripts/build_jepa.py"
 DATA_FILE = "JEPA.json"
 FORMAT = "ftipbook.jepa/1"
 WEIGHT_FILES = ("jepa.safetensors", "readout.safetensors", "ar.safetensors")
@@ -108,7 +110,13 @@ def verify(directory: str | Path = JEPA_DIR) -> dict[str, str]:
     """Check every file against ``MANIFEST.json`` (:func:`ftipbook.study.verify` with this set's
     format); ``ValueError`` naming a changed, missing or unlisted file, or a manifest that lists
     other files than the build writes. Returns the manifest's hashes."""
-    files = study.verify(directory, format=FORMAT, build_command="python scripts/build_jepa.py")
+    return {name: sha256(data) for name, data in _verified_files(directory).items()}
+
+
+def _verified_files(directory: str | Path) -> dict[str, bytes]:
+    """The verified bytes of every file of the build (:func:`ftipbook.study.verified_files`), refused
+    unless the manifest lists exactly the files the build writes."""
+    files = study.verified_files(directory, format=FORMAT, build_command=BUILD_COMMAND)
     if set(files) != {DATA_FILE, *WEIGHT_FILES}:
         raise ValueError(f"{Path(directory) / MANIFEST_FILE} lists {sorted(files)}; expected "
                          f"{sorted({DATA_FILE, *WEIGHT_FILES})}")
@@ -178,13 +186,9 @@ class JEPAStudy:
 def load(directory: str | Path = JEPA_DIR) -> JEPAStudy:
     """The committed build, after checking every file against ``MANIFEST.json``."""
     directory = Path(directory)
-    verify(directory)
-    path = directory / DATA_FILE
-    data = json_record(path.read_bytes(), path)
-    if data.get("format") != FORMAT:
-        raise ValueError(f"{path} has format {data.get('format')!r}; expected {FORMAT!r}")
-    tensors = {name: MappingProxyType(safetensors_record((directory / name).read_bytes(), directory / name))
-               for name in WEIGHT_FILES}
+    files = _verified_files(directory)
+    data = study.verified_json(files, directory, DATA_FILE, FORMAT)
+    tensors = {name: MappingProxyType(safetensors_record(files[name], directory / name)) for name in WEIGHT_FILES}
     return JEPAStudy(directory, MappingProxyType(data), MappingProxyType(tensors))
 
 
@@ -270,9 +274,9 @@ def build(directory: str | Path = JEPA_DIR, log: Callable[[str], None] = print) 
         items = {name: law.item_nlls(m).tolist() for name, m in maps.items()}
     for name, v in items.items():
         log(f"{name:20s} mean NLL {np.mean(v):.4f}")
-    write_bytes(directory / "jepa.safetensors", save(_untied(jepa)))
-    write_bytes(directory / "readout.safetensors", save({"weight": readout.weight.data, "bias": readout.bias.data}))
-    write_bytes(directory / "ar.safetensors", save(_untied(ar)))
+    weights = {"jepa.safetensors": save(_untied(jepa)),
+               "readout.safetensors": save({"weight": readout.weight.data, "bias": readout.bias.data}),
+               "ar.safetensors": save(_untied(ar))}
     data = {
         "format": FORMAT, "jepa_config": cfg.to_dict(), "ar_config": dataclasses.asdict(cfg.encoder),
         "recipe": {**dataclasses.asdict(RECIPE), "betas": list(RECIPE.betas), "seed": SEED,
@@ -293,9 +297,9 @@ def build(directory: str | Path = JEPA_DIR, log: Callable[[str], None] = print) 
                   "threads": 1, "deterministic": True, "dtype": "float32", "device": "cpu", "cpu": cpu_kind(),
                   "versions": versions(), "logical_cores": os.cpu_count()},
     }
-    write_text(directory / DATA_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
-    files = {name: sha256((directory / name).read_bytes()) for name in (DATA_FILE, *WEIGHT_FILES)}
-    write_text(directory / MANIFEST_FILE, json.dumps({"format": FORMAT, "files": files}, indent=1) + "\n")
+    # one crash-safe set, MANIFEST.json last: a kill at any moment leaves the old build or the new one
+    write_manifest_set(directory, {DATA_FILE: (json.dumps(data, indent=1, sort_keys=True) + "\n").encode(),
+                                   **weights}, FORMAT)
     return data
 
 

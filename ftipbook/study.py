@@ -44,8 +44,9 @@ import torch
 import torch.nn.functional as F
 
 from ftipbook import zoo
-from ftipbook.artifact import ModelArtifact, load_artifact, save_artifact, versions
-from ftipbook.atomic import write_text
+from ftipbook.artifact import (META_FILE, WEIGHTS_FILE, ModelArtifact, artifact_files, artifact_from_files,
+                               save_artifact, versions)
+from ftipbook.atomic import read_bounded, sha256
 from ftipbook.compare.arms import ArmResult, CommonRecipeArm, EqualTuningArm, Outcome, TuningResult
 from ftipbook.compare.cache_model import measure_state_bytes
 from ftipbook.compare.cost import CostVector, Scalarization, training_flops
@@ -54,6 +55,7 @@ from ftipbook.compare.measure import (decode_flops_per_token, optimizer_state_ru
 from ftipbook.compare.records import describe_kernels, describe_variant
 from ftipbook.data.corpus import Document
 from ftipbook.file_records import json_record
+from ftipbook.manifest_set import built_files, read_manifest_set, write_manifest_set
 from ftipbook.data.windows import tokenize_documents
 from ftipbook.model.accounting import flops_per_token, measured_param_count, param_count
 from ftipbook.model.config import ModelConfig
@@ -224,8 +226,8 @@ class StudyRunner:
 
     ``captured[(name, budget, seed, lr, split)]`` keeps, per run, the records, measured FLOPs and
     the evaluation-split scores; ``save`` names runs ``(name, budget, seed)`` whose trained model
-    is saved as an artifact under ``checkpoint_dir`` (its inference weights,
-    ``model.decoder_state_dict()``); ``model_factory(cfg, seed=...)`` builds the model a run trains
+    is kept in ``artifacts[name]`` (its inference weights, ``model.decoder_state_dict()``) and, when
+    ``checkpoint_dir`` is set, saved under it; ``model_factory(cfg, seed=...)`` builds the model a run trains
     (default :func:`~ftipbook.model.transformer.build_model`).
     """
 
@@ -234,6 +236,7 @@ class StudyRunner:
     log: Callable[[str], None] = print
     captured: dict = dataclasses.field(default_factory=dict)
     model_factory: Callable[..., DecoderLM] = build_model
+    artifacts: dict[str, ModelArtifact] = dataclasses.field(default_factory=dict)
 
     def __call__(self, name: str, package: Mapping[str, Any], recipe: Mapping[str, Any], seed: int) -> Outcome:
         cfg = ModelConfig(**package)
@@ -304,10 +307,12 @@ class StudyRunner:
             "measured_decode_flops": decode_flops_per_token(model, SEQ_LEN).total,
             "evaluation_item_scores": eval_items.tolist(),
         }
-        if self.checkpoint_dir is not None and (name, budget, seed) in self.save:
+        if (name, budget, seed) in self.save:
             artifact = ModelArtifact.from_model(model, tok, provenance=trainer_provenance(trainer),
                                                 state_dict=model.decoder_state_dict())
-            save_artifact(artifact, self.checkpoint_dir / name)
+            self.artifacts[name] = artifact
+            if self.checkpoint_dir is not None:
+                save_artifact(artifact, self.checkpoint_dir / name)
         self.log(f"{name:15s} budget {budget:3d} seed {seed} lr {lr:g} {split:10s}: score {items.mean():+.4f}, "
                  f"{wall:.1f} s")
         return Outcome(float(items.mean()), cost, tuple(items.tolist()), record)
@@ -341,40 +346,35 @@ class StudyEntry:
     outcome: Outcome
 
 
-def _sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _files(directory: Path) -> list[str]:
-    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*")
-                  if p.is_file() and p.name != MANIFEST_FILE and not p.name.startswith("."))
+def verified_files(directory: str | Path = STUDY_DIR, *, format: str = FORMAT,
+                   build_command: str = "python scripts/build_study.py") -> dict[str, bytes]:
+    """The bytes of every file of the study, each read once and checked against ``MANIFEST.json``
+    (:func:`ftipbook.manifest_set.read_manifest_set`; ValueError naming a changed, missing, unlisted or
+    escaping file). ``format`` and ``build_command`` let another committed file set with the same
+    layout (e.g. :mod:`ftipbook.depth_study`) be read the same way. Parse these buffers, not the files."""
+    return read_manifest_set(directory, format, build_command)
 
 
 def verify(directory: str | Path = STUDY_DIR, *, format: str = FORMAT,
            build_command: str = "python scripts/build_study.py") -> dict[str, str]:
-    """Check every file of the study against ``MANIFEST.json`` (ValueError naming a changed, missing or
-    unlisted file); return the manifest's file hashes. ``format`` and ``build_command`` let another
-    committed file set with the same layout (e.g. :mod:`ftipbook.depth_study`) be checked the same way."""
-    directory = Path(directory)
-    path = directory / MANIFEST_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: build it with `{build_command}`")
-    manifest = json_record(path.read_bytes(), path)
-    if manifest.get("format") != format or not isinstance(manifest.get("files"), dict):
-        raise ValueError(f"{path} has format {manifest.get('format')!r}; expected {format!r} with a 'files' map")
-    files = manifest["files"]
-    unlisted = sorted(set(_files(directory)) - set(files))
-    if unlisted:
-        raise ValueError(f"{directory / unlisted[0]} is not listed in MANIFEST.json; the set holds only built files")
-    for name, expected in files.items():
-        file = directory / name
-        if not file.is_file():
-            raise ValueError(f"{file} is missing; rebuild with `{build_command}`")
-        actual = _sha256_file(file)
-        if actual != expected:
-            raise ValueError(f"{file} has SHA-256 {actual[:16]}..., but MANIFEST.json records {expected[:16]}...: "
-                             f"the file was changed or damaged; rebuild with `{build_command}`")
-    return dict(files)
+    """Check every file of the study against ``MANIFEST.json`` (see :func:`verified_files`); return
+    the manifest's file hashes."""
+    return {name: sha256(data)
+            for name, data in verified_files(directory, format=format, build_command=build_command).items()}
+
+
+def verified_artifact(files: Mapping[str, bytes], directory: Path, name: str) -> ModelArtifact:
+    """The artifact ``name`` (``checkpoints/<name>/``) in the verified buffers ``files`` of a build."""
+    prefix = f"checkpoints/{name}/"
+    return artifact_from_files({f: files[prefix + f] for f in (WEIGHTS_FILE, META_FILE)}, directory / prefix)
+
+
+def verified_json(files: Mapping[str, bytes], directory: Path, name: str, format: str) -> dict:
+    """The JSON object of the verified buffer ``files[name]``, refused unless its format is ``format``."""
+    data = json_record(files[name], directory / name)
+    if data.get("format") != format:
+        raise ValueError(f"{directory / name} has format {data.get('format')!r}; expected {format!r}")
+    return data
 
 
 def _entry(d: Mapping[str, Any]) -> StudyEntry:
@@ -486,18 +486,13 @@ class Study:
         """The trained seed-0, budget-400 model of ``architecture`` (files verified against the manifest)."""
         if architecture not in self.architectures:
             raise ValueError(f"architecture={architecture!r} is not one of {list(self.architectures)}")
-        verify(self.directory)
-        return load_artifact(self.directory / "checkpoints" / architecture).model(device)
+        return verified_artifact(verified_files(self.directory), self.directory, architecture).model(device)
 
 
 def load(directory: str | Path = STUDY_DIR) -> Study:
     """The committed study, after checking every file against ``MANIFEST.json``."""
     directory = Path(directory)
-    verify(directory)
-    data = json.loads((directory / DATA_FILE).read_text())
-    if data.get("format") != FORMAT:
-        raise ValueError(f"{directory / DATA_FILE} has format {data.get('format')!r}; expected {FORMAT!r}")
-    return Study(directory, data)
+    return Study(directory, verified_json(verified_files(directory), directory, DATA_FILE, FORMAT))
 
 
 # --- building ------------------------------------------------------------------------------------
@@ -512,16 +507,27 @@ def rerun_entry(architecture: str, budget: int, seed: int) -> Outcome:
 
 
 def write_manifest(directory: str | Path, format: str = FORMAT) -> None:
-    """Write ``MANIFEST.json`` (the SHA-256 of every other file under ``directory``), the last file of a
-    build: :func:`verify` accepts the set only once it is in place."""
+    """Rewrite every file under ``directory`` with its ``MANIFEST.json`` (the SHA-256 of each) as one
+    crash-safe set (:func:`ftipbook.manifest_set.write_manifest_set`)."""
     directory = Path(directory)
-    files = {name: _sha256_file(directory / name) for name in _files(directory)}
-    write_text(directory / MANIFEST_FILE, json.dumps({"format": format, "files": files}, indent=1) + "\n")
+    write_manifest_set(directory, {name: read_bounded(directory / name) for name in built_files(directory)}, format)
 
 
-def _write(directory: Path, data: dict) -> None:
-    write_text(directory / DATA_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
-    write_manifest(directory)
+def checkpoint_files(artifacts: Mapping[str, ModelArtifact]) -> dict[str, bytes]:
+    """The files of each artifact of a build, under ``checkpoints/<name>/``."""
+    return {f"checkpoints/{name}/{f}": b for name, artifact in artifacts.items()
+            for f, b in artifact_files(artifact).items()}
+
+
+def build_files(data: Mapping[str, Any], artifacts: Mapping[str, ModelArtifact], data_file: str) -> dict[str, bytes]:
+    """The files of a build: ``data_file`` (``data`` as sorted JSON) and :func:`checkpoint_files`."""
+    return {data_file: (json.dumps(data, indent=1, sort_keys=True) + "\n").encode(), **checkpoint_files(artifacts)}
+
+
+def write(directory: str | Path, data: Mapping[str, Any], artifacts: Mapping[str, ModelArtifact]) -> Path:
+    """Write ``STUDY.json``, the checkpoints and ``MANIFEST.json`` as one crash-safe set (a kill at any
+    moment leaves the old study or the new one)."""
+    return write_manifest_set(directory, build_files(data, artifacts, DATA_FILE), FORMAT)
 
 
 def build(directory: str | Path = STUDY_DIR, log: Callable[[str], None] = print) -> dict:
@@ -534,7 +540,7 @@ def build(directory: str | Path = STUDY_DIR, log: Callable[[str], None] = print)
         overlap = {d.text for d in evaluation} & {d.text for d in tuning}
         assert not overlap, f"the tuning split shares {len(overlap)} documents with the evaluation draw"
         packages = declared_packages()
-        runner = StudyRunner(directory / "checkpoints",
+        runner = StudyRunner(None,
                              tuple((a, CHECKPOINT_BUDGET, CHECKPOINT_SEED) for a in ARCHITECTURES), log)
         entries, recipes = {}, {}
         for budget in BUDGETS:
@@ -573,7 +579,7 @@ def build(directory: str | Path = STUDY_DIR, log: Callable[[str], None] = print)
                   "threads": 1, "deterministic": True, "dtype": "float32", "device": "cpu", "cpu": cpu_kind(),
                   "versions": versions(), "logical_cores": os.cpu_count()},
     }
-    _write(directory, data)
+    write(directory, data, runner.artifacts)
     return data
 
 
@@ -606,4 +612,5 @@ def rebuild_distances(rebuilt: str | Path, committed: str | Path = STUDY_DIR) ->
 __all__ = ["STUDY_DIR", "ARCHITECTURES", "BUDGETS", "SEEDS", "EVAL_DOCS", "TUNING_DOCS", "TUNING_LRS",
            "TUNING_BUDGET", "TUNING_SEED", "TUNING_ACCOUNTING", "PACKAGES", "evaluation_documents",
            "tuning_documents", "declared_packages", "common_recipe", "train_config", "document_scores", "StudyRunner",
-           "StudyEntry", "Study", "verify", "write_manifest", "load", "rerun_entry", "build", "RebuildDistance", "rebuild_distances"]
+           "StudyEntry", "Study", "verified_files", "verify", "verified_artifact", "verified_json", "write_manifest",
+           "checkpoint_files", "build_files", "write", "load", "rerun_entry", "build", "RebuildDistance", "rebuild_distances"]

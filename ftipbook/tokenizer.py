@@ -33,6 +33,13 @@ import json
 import operator
 import re
 import unicodedata
+
+try:  # Python >= 3.11
+    import re._constants as _sre
+    import re._parser as _sre_parse
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _sre
+    import sre_parse as _sre_parse
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +54,11 @@ from ftipbook.file_records import read_json
 #: followed by a non-space character leaves its last space to that character's chunk).
 #: ``[^\W\d_]`` is a letter in Python's Unicode ``re``; every character falls in one class.
 PRETOKENIZE_PATTERN = r" ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+"
+
+#: The longest byte string one merge may build, and the most bytes all tokens together may spell:
+#: a merge table is checked against both before anything is built (41 "doubling" merges would
+#: otherwise ask for 2**41 bytes).
+MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES = 4096, 2**27
 
 #: Control tokens a :class:`ByteLevelBPE` gets unless told otherwise, in id order after the merges.
 DEFAULT_SPECIALS = ("eos", "pad", "bos")
@@ -227,6 +239,61 @@ def _check_ids(ids: Sequence[int], size: int) -> list[int]:
 
 
 # ----------------------------------------------------------------------------------------------
+_REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT}
+
+
+def _variable_repeat(op: Any, av: Any) -> bool:
+    return op in _REPEATS and av[1] != av[0] and av[1] > 1
+
+
+def _children(op: Any, av: Any) -> list:
+    """The sub-patterns of one parsed node of a regular expression."""
+    if op in _REPEATS or op == getattr(_sre, "POSSESSIVE_REPEAT", None):
+        return [av[2]]
+    if op == _sre.SUBPATTERN:
+        return [av[3]]
+    if op == _sre.BRANCH:
+        return list(av[1])
+    if op in (_sre.ASSERT, _sre.ASSERT_NOT):
+        return [av[1]]
+    if op == getattr(_sre, "ATOMIC_GROUP", None):
+        return [av]
+    if op == _sre.GROUPREF_EXISTS:
+        return [p for p in av[1:] if p is not None]
+    return []
+
+
+def _nested_repeat(tree: Any, inside: bool = False) -> bool:
+    """Whether a repeat that may match a variable number of times, or an alternation with an alternative
+    that is not one character wide, sits inside such a repeat: the shapes (``(a+)+``,
+    ``(a*b?)*``, ``(a|aa)+``) whose backtracking can take exponential time."""
+    for op, av in tree:
+        variable = _variable_repeat(op, av)
+        wide_branch = op == _sre.BRANCH and any(alt.getwidth() != (1, 1) for alt in av[1])
+        if inside and (variable or wide_branch):  # (a+)+, or (a|aa)+: many ways to split one text
+            return True
+        if any(_nested_repeat(sub, inside or variable) for sub in _children(op, av)):
+            return True
+    return False
+
+
+def compile_pattern(pattern: object) -> re.Pattern:
+    """The compiled pre-tokenization ``pattern``; ``ValueError`` naming it when it is not a string, does
+    not compile, or nests a variable repeat or an alternation inside a variable repeat (catastrophic
+    backtracking, e.g. ``(a+)+$``, ``(a|aa)+$``)."""
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str (a regular expression), got {type(pattern).__name__}")
+    try:
+        compiled = re.compile(pattern)
+        tree = _sre_parse.parse(pattern)
+    except (re.error, OverflowError, RecursionError) as err:
+        raise ValueError(f"pattern={pattern!r} is not a valid regular expression: {err}") from None
+    if _nested_repeat(tree):
+        raise ValueError(f"pattern={pattern!r} nests a repeat or an alternation inside a repeat (like '(a+)+' or "
+                         "'(a|aa)+'), whose matching can take exponential time; write it without nested quantifiers")
+    return compiled
+
+
 def _bytes_to_unicode() -> list[str]:
     """GPT-2's printable stand-in for each byte (the display form Hugging Face ByteLevel uses)."""
     keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
@@ -285,11 +352,10 @@ class ByteLevelBPE:
         if not isinstance(normalizer, Normalizer):
             raise TypeError(f"normalizer must be a Normalizer, got {type(normalizer).__name__}")
         self.normalizer = normalizer
+        self._splitter = compile_pattern(pattern)
         self.pattern = pattern
-        self._splitter = re.compile(pattern)
         self.merges: tuple[tuple[int, int], ...] = ()
-        token_bytes = [bytes([b]) for b in range(256)]
-        merged = []
+        merged, lengths = [], [1] * 256
         for k, pair in enumerate(merges):
             if not (isinstance(pair, Sequence) and len(pair) == 2):
                 raise ValueError(f"merge {k} must be a pair of ids, got {pair!r}")
@@ -297,6 +363,15 @@ class ByteLevelBPE:
             if not (0 <= a < 256 + k and 0 <= b < 256 + k):
                 raise ValueError(f"merge {k} = {pair!r} uses an id that is not yet defined (ids < {256 + k} exist)")
             merged.append((a, b))
+            lengths.append(lengths[a] + lengths[b])
+            if lengths[-1] > MAX_TOKEN_BYTES:
+                raise ValueError(f"merge {k} = {pair!r} builds a token of {lengths[-1]} bytes, more than "
+                                 f"MAX_TOKEN_BYTES={MAX_TOKEN_BYTES}; the merge table is damaged or hostile")
+        if sum(lengths) > MAX_TOTAL_TOKEN_BYTES:
+            raise ValueError(f"the merges spell {sum(lengths)} token bytes in all, more than "
+                             f"MAX_TOTAL_TOKEN_BYTES={MAX_TOTAL_TOKEN_BYTES}")
+        token_bytes = [bytes([b]) for b in range(256)]
+        for a, b in merged:
             token_bytes.append(token_bytes[a] + token_bytes[b])
         if len(set(merged)) != len(merged):
             raise ValueError("the merge list repeats a pair")
@@ -328,7 +403,7 @@ class ByteLevelBPE:
             raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
         if isinstance(texts, str) or not isinstance(texts, Iterable):
             raise TypeError(f"texts must be an iterable of str (a corpus), got {type(texts).__name__}")
-        splitter = re.compile(pattern)
+        splitter = compile_pattern(pattern)
         chunks: Counter = Counter()
         for i, text in enumerate(texts):
             if not isinstance(text, str):
@@ -496,6 +571,7 @@ class ByteLevelBPE:
             raise ValueError(f"tokenizer description 'normalizer' must map flags to booleans, got {normalizer!r}")
         if not isinstance(data["pattern"], str):
             raise ValueError(f"tokenizer description 'pattern' must be a string, got {data['pattern']!r}")
+        compile_pattern(data["pattern"])
         return cls([tuple(m) for m in merges], normalizer=Normalizer.from_dict(normalizer),
                    specials=tuple(specials), pattern=data["pattern"])
 
@@ -508,17 +584,24 @@ class ByteLevelBPE:
         return hashlib.sha256(self.canonical_json().encode("ascii")).hexdigest()
 
     def save(self, path: str | Path) -> None:
-        """Write :meth:`to_dict` to ``path`` as JSON, atomically (:func:`ftipbook.atomic.write_text`)."""
-        write_text(path, json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n")
+        """Write :meth:`to_dict` and its :meth:`sha256` (key ``"sha256"``) to ``path`` as JSON, atomically
+        (:func:`ftipbook.atomic.write_text`)."""
+        write_text(path, json.dumps({**self.to_dict(), "sha256": self.sha256()}, indent=1, sort_keys=True) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> ByteLevelBPE:
-        """Read a tokenizer written by :meth:`save`; ``ValueError`` naming ``path`` when it is not one."""
+        """Read a tokenizer written by :meth:`save`, checked against its recorded SHA-256; ``ValueError``
+        naming ``path`` when it is not one or differs from what was saved."""
         data = read_json(path)
+        recorded = data.pop("sha256", None)
         try:
-            return cls.from_dict(data)
-        except ValueError as err:
+            tok = cls.from_dict(data)
+        except (TypeError, ValueError) as err:
             raise ValueError(f"{path}: {err}") from None
+        if recorded != tok.sha256():
+            raise ValueError(f"{path} records SHA-256 {str(recorded)[:16]}..., but its tokenizer hashes to "
+                             f"{tok.sha256()[:16]}...: the file was changed or damaged (or has no 'sha256' record)")
+        return tok
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ByteLevelBPE) and self.to_dict() == other.to_dict()

@@ -36,18 +36,18 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file
 
-from ftipbook.artifact import WEIGHTS_FILE, ModelArtifact, load_artifact, save_artifact, versions
-from ftipbook.atomic import write_text
+from ftipbook.artifact import WEIGHTS_FILE, ModelArtifact, artifact_files, artifact_from_files, versions
+from ftipbook.atomic import FileSet, read_file_set, sha256, write_file_set
 from ftipbook.data.corpus import ArithmeticSource, BenchmarkSource, Document, Excluding, ModularAdditionSource
 from ftipbook.data.mixture import toy_mixture
+from ftipbook.file_records import json_record, read_safetensors
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM, build_model
 from ftipbook.optim.gauge import attention_gauge, random_orthogonal
@@ -231,47 +231,72 @@ def _run_of(name: str) -> tuple[ZooRun, int]:
 
 
 # --- loading ---------------------------------------------------------------------------------------
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _manifest_of(files: FileSet, directory: Path) -> dict:
+    path = directory / MANIFEST_FILE
+    if isinstance(files[MANIFEST_FILE], Path):
+        raise FileNotFoundError(f"{path} is missing: build the zoo with `python scripts/build_zoo.py`")
+    data = json_record(files[MANIFEST_FILE], path)
+    if data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
+        raise ValueError(f"{path} has format {data.get('format')!r}; expected {FORMAT!r} with an 'entries' map")
+    return data
 
 
 def manifest(directory: str | Path = ZOO_DIR) -> dict:
-    """The parsed ``MANIFEST.json`` of ``directory``."""
-    path = Path(directory) / MANIFEST_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: build the zoo with `python scripts/build_zoo.py`")
-    data = json.loads(path.read_text())
-    if data.get("format") != FORMAT:
-        raise ValueError(f"{path} has format {data.get('format')!r}; expected {FORMAT!r}")
-    return data
+    """The parsed ``MANIFEST.json`` of ``directory`` (after an interrupted build, the previous one)."""
+    return read_file_set(directory, (MANIFEST_FILE,), _manifest_of)
+
+
+def _entry_of(name: str, files: FileSet, directory: Path) -> tuple[dict, dict[str, bytes]]:
+    """The manifest record of entry ``name`` and the bytes of its files, each read once and checked
+    against the record's SHA-256."""
+    record = _manifest_of(files, directory)["entries"].get(name)
+    if record is None:
+        if (directory / name).is_dir():
+            raise ValueError(f"{directory / name} exists but {directory / MANIFEST_FILE} does not list it (the manifest "
+                             "is damaged, or a build was interrupted): rebuild with `python scripts/build_zoo.py`")
+        raise FileNotFoundError(f"zoo entry {name!r} is not built in {directory}: run `python scripts/build_zoo.py`")
+    listed = record.get("files") if isinstance(record, dict) else None
+    if not isinstance(listed, dict) or set(listed) != set(FILES) or not all(isinstance(v, str) for v in listed.values()) \
+            or not isinstance(record.get("runtime_hash"), str):
+        raise ValueError(f"{directory / MANIFEST_FILE}: the record of {name!r} does not hold the SHA-256 of {FILES} "
+                         "and a runtime hash; the manifest is damaged")
+    out = {}
+    for fname, expected in listed.items():
+        data = files[f"{name}/{fname}"]  # checks that the name stays inside the zoo
+        path = directory / name / fname
+        if isinstance(data, Path):
+            raise FileNotFoundError(f"{path} is missing: rebuild with `python scripts/build_zoo.py`")
+        if sha256(data) != expected:
+            raise ValueError(
+                f"{path} has SHA-256 {sha256(data)[:16]}..., but MANIFEST.json records {expected[:16]}...: the file "
+                f"was changed or damaged; rebuild with `python scripts/build_zoo.py`"
+            )
+        out[fname] = data
+    return record, out
+
+
+def _verified_entry(name: str, directory: str | Path) -> tuple[dict, dict[str, bytes]]:
+    _run_of(name)
+    return read_file_set(directory, (MANIFEST_FILE,), lambda files, d: _entry_of(name, files, d))
 
 
 def verify(name: str, directory: str | Path = ZOO_DIR) -> dict:
     """Check the files of entry ``name`` against the manifest; return its manifest record."""
-    _run_of(name)
-    record = manifest(directory)["entries"].get(name)
-    if record is None:
-        raise FileNotFoundError(f"zoo entry {name!r} is not built in {directory}: run `python scripts/build_zoo.py`")
-    for fname, expected in record["files"].items():
-        path = Path(directory) / name / fname
-        if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing: rebuild with `python scripts/build_zoo.py`")
-        actual = _sha256(path)
-        if actual != expected:
-            raise ValueError(
-                f"{path} has SHA-256 {actual[:16]}..., but MANIFEST.json records {expected[:16]}...: the file was "
-                f"changed or damaged; rebuild with `python scripts/build_zoo.py`"
-            )
-    return record
+    return _verified_entry(name, directory)[0]
 
 
-def load(name: str, directory: str | Path = ZOO_DIR) -> ModelArtifact:
-    """The artifact of zoo entry ``name``, after verifying its files against the manifest."""
-    record = verify(name, directory)
-    artifact = load_artifact(Path(directory) / name)
+def _load_verified(name: str, files: FileSet, directory: Path) -> ModelArtifact:
+    record, data = _entry_of(name, files, directory)
+    artifact = artifact_from_files(data, directory / name)
     if artifact.runtime_hash() != record["runtime_hash"]:
         raise ValueError(f"zoo entry {name!r}: runtime hash differs from MANIFEST.json")
     return artifact
+
+
+def load(name: str, directory: str | Path = ZOO_DIR) -> ModelArtifact:
+    """The artifact of zoo entry ``name``, parsed from the very bytes verified against the manifest."""
+    _run_of(name)
+    return read_file_set(directory, (MANIFEST_FILE,), lambda files, d: _load_verified(name, files, d))
 
 
 def load_model(name: str, directory: str | Path = ZOO_DIR, device: torch.device | str | None = None) -> DecoderLM:
@@ -368,15 +393,16 @@ def _evaluate(run: ZooRun, model: DecoderLM, tok: ByteLevelBPE) -> dict:
 
 
 def _save(run: ZooRun, entry: str, step: int, trainer: Trainer, parent_hash: str | None, evals: dict,
-          directory: Path, extra_log: dict | None = None) -> dict:
+          files: dict[str, bytes], extra_log: dict | None = None) -> dict:
+    """The manifest record of ``entry``; its artifact's files go into ``files`` (``entry/name -> bytes``)."""
     provenance = trainer_provenance(trainer)
     artifact = ModelArtifact.from_model(trainer.model, trainer.tokenizer, provenance=provenance)
     artifact = artifact.with_provenance(parent=parent_hash)
-    save_artifact(artifact, directory / entry)
-    files = {f: _sha256(directory / entry / f) for f in FILES}
+    data = artifact_files(artifact)
+    files.update({f"{entry}/{f}": b for f, b in data.items()})
     return {
         "run": run.name, "step": step, "parent": run.parent, "description": run.description,
-        "files": files, "bytes": sum((directory / entry / f).stat().st_size for f in FILES),
+        "files": {f: sha256(data[f]) for f in FILES}, "bytes": sum(len(data[f]) for f in FILES),
         "runtime_hash": artifact.runtime_hash(), "model": dataclasses.asdict(trainer.model.cfg),
         "train": run.train.to_dict(), "seeds": run.randomness.to_dict(), "optimizer": provenance.optimizer["class"],
         "losses": [round(x, 6) for x in trainer.log.losses], "evals": {k: round(v, 6) for k, v in evals.items()},
@@ -384,7 +410,9 @@ def _save(run: ZooRun, entry: str, step: int, trainer: Trainer, parent_hash: str
     }
 
 
-def _build_run(run: ZooRun, tok: ByteLevelBPE, directory: Path) -> dict[str, dict]:
+def _build_run(run: ZooRun, tok: ByteLevelBPE, directory: Path, files: dict[str, bytes]) -> dict[str, dict]:
+    """Train ``run`` (its parent loaded from ``directory``); the records of its entries, their files
+    put into ``files``."""
     model, parent_hash = _start_model(run, tok, directory)
     trainer = _trainer(run, model, tok)
     if run.data == "modadd":
@@ -398,12 +426,12 @@ def _build_run(run: ZooRun, tok: ByteLevelBPE, directory: Path) -> dict[str, dic
         log = {"steps": steps, "head_invariant_distance": distances,
                "twin_losses": [round(x, 6) for x in twin.log.losses]}
         (a, step), (b, _) = run.entries()
-        return {a: _save(run, a, step, trainer, parent_hash, _evaluate(run, trainer.model, tok), directory, log),
-                b: _save(run, b, step, twin, parent_hash, _evaluate(run, twin.model, tok), directory, log)}
+        return {a: _save(run, a, step, trainer, parent_hash, _evaluate(run, trainer.model, tok), files, log),
+                b: _save(run, b, step, twin, parent_hash, _evaluate(run, twin.model, tok), files, log)}
     out = {}
     for entry, step in run.entries():
         trainer.run(step)
-        out[entry] = _save(run, entry, step, trainer, parent_hash, _evaluate(run, trainer.model, tok), directory)
+        out[entry] = _save(run, entry, step, trainer, parent_hash, _evaluate(run, trainer.model, tok), files)
     return out
 
 
@@ -421,8 +449,7 @@ def build(directory: str | Path = ZOO_DIR, only: list[str] | None = None,
     if unknown:
         raise ValueError(f"unknown zoo run(s) {unknown}; runs: {list(table)}")
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / MANIFEST_FILE
-    data = manifest(directory) if path.is_file() else {"format": FORMAT, "entries": {}}
+    data = manifest(directory) if (directory / MANIFEST_FILE).is_file() else {"format": FORMAT, "entries": {}}
     with deterministic_cpu():
         tok = tokenizer()
         data.update(versions=versions(), tokenizer_sha256=tok.sha256(),
@@ -435,10 +462,19 @@ def build(directory: str | Path = ZOO_DIR, only: list[str] | None = None,
             if name not in selected:
                 continue
             start = time.perf_counter()
-            data["entries"].update(_build_run(table[name], tok, directory))
+            files: dict[str, bytes] = {}
+            data["entries"].update(_build_run(table[name], tok, directory, files))
             log(f"{name}: {time.perf_counter() - start:.1f} s")
-            write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+            write_entries(directory, files, data)
     return data
+
+
+def write_entries(directory: str | Path, files: Mapping[str, bytes], data: Mapping) -> Path:
+    """Write entry files (``entry/name -> bytes``) and the manifest ``data`` that records them as one
+    crash-safe set (:func:`ftipbook.atomic.write_file_set`, ``MANIFEST.json`` last): a kill at any
+    moment leaves the old zoo or the new one."""
+    return write_file_set(directory, {**files, MANIFEST_FILE: (json.dumps(data, indent=1, sort_keys=True) + "\n")
+                                      .encode()})
 
 
 @dataclass(frozen=True)
@@ -475,7 +511,7 @@ def rebuild_distance(name: str, rebuilt: str | Path, committed: str | Path = ZOO
         raise FileNotFoundError(f"zoo entry {name!r} is missing from {committed if old is None else rebuilt}")
     if old["evals"].keys() != new["evals"].keys():
         raise ValueError(f"zoo entry {name!r}: the rebuild records other evaluations than the committed one")
-    weights = [load_file(str(Path(d) / name / WEIGHTS_FILE)) for d in (committed, rebuilt)]
+    weights = [read_safetensors(Path(d) / name / WEIGHTS_FILE) for d in (committed, rebuilt)]
     if weights[0].keys() != weights[1].keys():
         raise ValueError(f"zoo entry {name!r}: the rebuilt weights hold other tensors than the committed ones")
     gap = max(float((weights[1][k].double() - weights[0][k].double()).abs().max()) for k in weights[0])

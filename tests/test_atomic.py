@@ -25,7 +25,8 @@ def forkserver():
     """A fork server with torch and ftipbook loaded, so that each killed child starts in milliseconds."""
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["torch", "torch._dynamo", "ftipbook.artifact", "ftipbook.train",
-                                "tests.test_atomic", "tests.train.test_checkpoint_integrity"])
+                                "tests.test_atomic", "tests.train.test_checkpoint_integrity",
+                                "tests.test_file_sets"])
     return ctx
 
 

@@ -8,10 +8,15 @@ Four groups of cases, each counted by how it ended:
 - ``cli``: bad options of ``ftipbook train``, ``sample`` and ``evaluate``, run in-process with
   training, sampling and scoring replaced by a trap; *clear* means exit status 2 and one
   ``ftipbook: error:`` line naming the option, before any work.
-- ``kill``: a child process saving artifacts (or training checkpoints) over a good one is killed
-  with ``SIGKILL`` at random moments; *lost* means the directory no longer loads (or resumes).
-- ``files``: artifact, checkpoint, Hugging Face, optimizer and tokenizer files with flipped bytes,
-  truncations and foreign content; *clear* means a ``ValueError`` naming the file, *silent* that the
+- ``kill``: a child process saving artifacts, training checkpoints, Hugging Face checkpoints, a
+  study-style manifest set or zoo entries with their manifest over a good one is killed with
+  ``SIGKILL`` at random moments, and two children write the same directory at once (each must
+  write or be refused with ``ConcurrentWriteError``, never crash); *lost* means the directory no
+  longer loads (or resumes), *internal* that a concurrent writer crashed.
+- ``files``: artifact, checkpoint, Hugging Face, optimizer, tokenizer, manifest-set and zoo files with
+  flipped bytes, truncations, foreign content, a 16 GiB sparse stand-in and deeply nested JSON, and
+  every saver with a link planted at its ``.partial`` names; *clear* means a ``ValueError`` naming
+  the file (for a planted link: the link's target unchanged and the save loadable), *silent* that the
   damaged file loaded.
 
 Run ``python tools/probe_inputs.py [--kills N]``; it prints one table and exits 1 unless the silent,
@@ -23,6 +28,7 @@ import argparse
 import collections
 import contextlib
 import io
+import os
 import random
 import sys
 import tempfile
@@ -153,6 +159,58 @@ def probe_kills(work: Path, kills: int) -> collections.Counter:
             counts["clear"] += 1
         except Exception:  # noqa: BLE001
             counts["lost"] += 1
+    counts.update(probe_set_kills(work, kills, ctx, rng))
+    return counts
+
+
+def probe_set_kills(work: Path, kills: int, ctx, rng: random.Random) -> collections.Counter:
+    """Kills and concurrent writers for every saver of ``tests.test_file_sets.SAVERS``."""
+    import signal
+    import time
+
+    from tests import test_atomic as ta
+    from tests import test_file_sets as tf
+
+    counts = collections.Counter()
+    for saver, (write, load) in tf.SAVERS.items():
+        good = set()
+        for i in (1, 2):
+            write(work / f"{saver}-v{i}", i)
+            good.add(load(work / f"{saver}-v{i}"))
+        path = work / saver
+        write(path, 1)
+
+        def loads_good() -> bool:
+            try:
+                return load(path) in good
+            except Exception:  # noqa: BLE001
+                return False
+
+        for _ in range(kills):
+            ta.kill_at_random(ctx, tf.save_forever, (saver, path, (2, 1)), rng, 0.05)
+            ok = loads_good()
+            counts["clear" if ok else "lost"] += 1
+            if not ok:
+                NOT_CLEAR.append(("kill", f"{saver} killed", "the directory no longer loads"))
+        for _ in range(max(1, kills // 4)):  # two writers at once, then both killed
+            children = []
+            for versions in ((1, 2), (2, 1)):
+                ready = ctx.Event()
+                child = ctx.Process(target=tf.save_forever, args=(ready, saver, path, versions), daemon=True)
+                child.start()
+                children.append((child, ready))
+            for child, ready in children:
+                assert ready.wait(60), "the child did not start"
+            time.sleep(rng.uniform(0.05, 0.3))
+            crashed = [c for c, _ in children if not c.is_alive()]
+            for child, _ in children:
+                if child.is_alive():
+                    os.kill(child.pid, signal.SIGKILL)
+                child.join(10)
+            outcome = "internal" if crashed else "clear" if loads_good() else "lost"
+            counts[outcome] += 1
+            if outcome != "clear":
+                NOT_CLEAR.append(("kill", f"{saver} with two writers", outcome))
     return counts
 
 
@@ -196,13 +254,24 @@ def probe_files(work: Path) -> collections.Counter:
     loaders += [(work / "opt.safetensors",
                  lambda: load_optimizer(torch.optim.Adam(tiny_model().parameters()), work / "opt.safetensors")),
                 (work / "tok.json", lambda: ByteLevelBPE.load(work / "tok.json"))]
+    from ftipbook.file_records import MAX_JSON_DEPTH
+    from tests import test_file_sets as tf
+    for saver, (write, load_value) in tf.SAVERS.items():
+        write(work / saver, 1)
+        names = sorted(p.relative_to(work / saver).as_posix() for p in (work / saver).rglob("*") if p.is_file())
+        loaders += [(work / saver / name, lambda s=saver, f=load_value: f(work / s)) for name in names]
     counts = collections.Counter()
     for path, load in loaders:
         good = path.read_bytes()
-        for i, bad in enumerate(damaged_versions(good)):
+        huge = b"[" * (10 * MAX_JSON_DEPTH) + b"]" * (10 * MAX_JSON_DEPTH)
+        for i, bad in enumerate([*damaged_versions(good), huge, None]):  # None: a 16 GiB sparse file
             if bad == good:
                 continue
-            path.write_bytes(bad)
+            if bad is None:
+                path.write_bytes(b"")
+                os.truncate(path, 16 * 2**30)
+            else:
+                path.write_bytes(bad)
             try:
                 load()
                 outcome, detail = "silent", "loaded"
@@ -216,6 +285,37 @@ def probe_files(work: Path) -> collections.Counter:
                 NOT_CLEAR.append(("files", f"{path.name} (damaged version {i})", detail[:200]))
         path.write_bytes(good)
         load()  # the restored file loads again
+    counts.update(probe_planted_links(work))
+    return counts
+
+
+def probe_planted_links(work: Path) -> collections.Counter:
+    """Every saver over a directory whose ``.partial`` names are links to a victim file: the victim must
+    keep its bytes and the saved directory load."""
+    from ftipbook.artifact import artifact_files, load_artifact, save_artifact
+    from tests import test_atomic as ta
+    from tests import test_file_sets as tf
+
+    savers = {**{name: (write, load) for name, (write, load) in tf.SAVERS.items()},
+              "save_artifact": (lambda path, i: save_artifact(ta.artifact(i), path),
+                                lambda path: load_artifact(path).runtime_hash())}
+    names = {"save_artifact": list(artifact_files(ta.artifact(1)))}
+    counts = collections.Counter()
+    for saver, (write, load) in savers.items():
+        path, victim = work / "links" / saver, work / "links" / f"{saver}.victim"
+        write(path, 1)
+        victim.write_bytes(b"precious")
+        for file in names.get(saver) or [p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()]:
+            partial = (path / file).with_name(f".{Path(file).name}.partial")
+            partial.symlink_to(victim)
+        try:
+            write(path, 2)
+            load(path)
+            outcome = "clear" if victim.read_bytes() == b"precious" else "lost"
+        except Exception as err:  # noqa: BLE001
+            outcome = "internal"
+            NOT_CLEAR.append(("files", f"{saver} over planted links", f"{type(err).__name__}: {err}"))
+        counts[outcome] += 1
     return counts
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import save
 
-from ftipbook.atomic import write_file_set
-from ftipbook.file_records import read_json, safetensors_metadata, safetensors_record, tensors_digest
+from ftipbook.atomic import FileSet, check_name, read_file_set, write_file_set
+from ftipbook.file_records import json_record, safetensors_metadata, safetensors_record, tensors_digest
 
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM
@@ -23,6 +23,13 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}
 #: Metadata key of the weights file written by :func:`save_hf`: the SHA-256 of the tensors and of
 #: ``config.json``, checked by :func:`load_hf` (checkpoints from elsewhere have none and load unchecked).
 DIGEST_KEY = "ftipbook.sha256"
+#: Key and value :func:`save_hf` puts in ``config.json`` (``transformers`` keeps unknown keys as
+#: attributes): a checkpoint that carries it was written by ftipbook, so its weights file must carry
+#: :data:`DIGEST_KEY`, and it must be one ``model.safetensors`` (an added index is refused).
+FORMAT_KEY, FORMAT = "ftipbook_format", "ftipbook.hf/1"
+WEIGHTS, INDEX, CONFIG = "model.safetensors", "model.safetensors.index.json", "config.json"
+#: The suffixes of the scale tensors of quantized checkpoints (fp8 block scales, GPTQ/AWQ, bitsandbytes).
+_QUANT_SUFFIXES = ("weight_scale_inv", "weight_scale", "scales", "qweight", "qzeros", "absmax", "quant_map")
 
 
 def config_from_hf(hf: dict) -> ModelConfig:
@@ -146,21 +153,52 @@ def state_dict_to_hf(model: DecoderLM) -> dict[str, torch.Tensor]:
     return {name: t.detach().contiguous().clone() for name, t in out.items()}
 
 
-def _read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
-    """The tensors of the checkpoint in ``path`` and the metadata of its single weights file (``{}``
-    for a sharded checkpoint)."""
-    index = path / "model.safetensors.index.json"
-    if index.exists():
-        shards = sorted(set(read_json(index)["weight_map"].values()))
+def _shards(files: FileSet, path: Path) -> list[str]:
+    """The shard names of the index of a sharded checkpoint, each checked to stay inside ``path``."""
+    index = json_record(files[INDEX], path / INDEX)
+    weight_map = index.get("weight_map")
+    if not isinstance(weight_map, dict) or not weight_map or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in weight_map.items()):
+        raise ValueError(f"{path / INDEX} has no 'weight_map' of tensor names to shard file names")
+    shards = sorted(set(weight_map.values()))
+    for shard in shards:
+        check_name(path, shard, root=files.root)
+    return shards
+
+
+def _read_tensors(files: FileSet, path: Path, ours: bool) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    """The tensors of the checkpoint in ``files`` (of ``path``) and the metadata of its single weights
+    file (``{}`` for a sharded checkpoint). A checkpoint written by ftipbook (``ours``, or a weights
+    file carrying :data:`DIGEST_KEY`) must be a single file: an index beside it is refused."""
+    single = files[WEIGHTS]
+    meta = safetensors_metadata(single, path / WEIGHTS) if isinstance(single, bytes) else {}
+    if isinstance(files[INDEX], bytes):
+        if ours or DIGEST_KEY in meta:
+            raise ValueError(f"{path / INDEX} sits beside a checkpoint ftipbook wrote as one {WEIGHTS}; a foreign "
+                             f"index cannot replace its digest-checked weights (remove {INDEX})")
         tensors = {}
-        for shard in shards:
-            tensors.update(safetensors_record((path / shard).read_bytes(), path / shard))
+        for shard in _shards(files, path):
+            data = files[shard]
+            if isinstance(data, Path):
+                raise FileNotFoundError(f"{data}, named in {path / INDEX}, is missing")
+            tensors.update(safetensors_record(data, path / shard))
         return tensors, {}
-    single = path / "model.safetensors"
-    if not single.exists():
-        raise FileNotFoundError(f"{path} has neither model.safetensors nor model.safetensors.index.json")
-    data = single.read_bytes()
-    return safetensors_record(data, single), safetensors_metadata(data, single)
+    if isinstance(single, Path):
+        raise FileNotFoundError(f"{path} has neither {WEIGHTS} nor {INDEX}")
+    return safetensors_record(single, path / WEIGHTS), meta
+
+
+def _refuse_quantized(hf: dict, tensors: dict[str, torch.Tensor], path: Path) -> None:
+    """Refuse, by name, a quantized checkpoint: its raw values without their scales would be a silently
+    different model (an fp8 DeepSeek-V3 checkpoint's logits are 1.25 relative off)."""
+    if hf.get("quantization_config"):
+        raise ValueError(f"{path / CONFIG}: quantization_config={hf['quantization_config']!r} is not supported: "
+                         f"DecoderLM loads unquantized weights only; dequantize the checkpoint first")
+    scales = sorted(n for n in tensors if n.rsplit(".", 1)[-1] in _QUANT_SUFFIXES)
+    float8 = sorted(n for n, t in tensors.items() if str(t.dtype).startswith("torch.float8"))
+    if scales or float8:
+        raise ValueError(f"{path}: tensor {(scales or float8)[0]!r} is part of a quantized checkpoint (scales or "
+                         f"8-bit floats); DecoderLM loads unquantized weights only")
 
 
 def _config_text(hf: dict) -> str:
@@ -180,22 +218,42 @@ def _checkpoint_dtype(hf: dict, tensors: dict[str, torch.Tensor], source: Path) 
     return dtype
 
 
+def _parse_checkpoint(
+    files: FileSet, path: Path, parse: Callable[[dict], ModelConfig]
+) -> tuple[dict, ModelConfig, dict[str, torch.Tensor]]:
+    if isinstance(files[CONFIG], Path):
+        raise FileNotFoundError(f"{path} is not a checkpoint directory: {CONFIG} is missing")
+    hf = json_record(files[CONFIG], path / CONFIG)
+    try:
+        cfg = parse(hf)
+    except (KeyError, TypeError, ValueError, OverflowError) as err:
+        raise ValueError(f"{path / CONFIG}: {err}") from None
+    ours = FORMAT_KEY in hf
+    if ours and hf[FORMAT_KEY] != FORMAT:
+        raise ValueError(f"{path / CONFIG}: {FORMAT_KEY}={hf[FORMAT_KEY]!r}; this ftipbook reads {FORMAT!r}")
+    tensors, meta = _read_tensors(files, path, ours)
+    if ours and DIGEST_KEY not in meta:
+        raise ValueError(f"{path / WEIGHTS} has no {DIGEST_KEY!r} record, but {CONFIG} says ftipbook wrote it "
+                         f"({FORMAT_KEY}={FORMAT!r}); the file was replaced or damaged")
+    if DIGEST_KEY in meta and meta[DIGEST_KEY] != tensors_digest(tensors, _config_text(hf)):
+        raise ValueError(f"{path / WEIGHTS} or {path / CONFIG} differs from what was saved "
+                         f"(SHA-256 mismatch against the weights file's {DIGEST_KEY!r} record); a file is damaged")
+    _refuse_quantized(hf, tensors, path)
+    return hf, cfg, tensors
+
+
 def _read_checkpoint(
     path: Path, parse: Callable[[dict], ModelConfig]
 ) -> tuple[dict, ModelConfig, dict[str, torch.Tensor]]:
     """``config.json`` of checkpoint directory ``path``, the config ``parse`` reads from it, and the
-    weights, checked against the SHA-256 record (:data:`DIGEST_KEY`) when ftipbook wrote them.
-    Errors name the file."""
-    hf = read_json(path / "config.json")
-    try:
-        cfg = parse(hf)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{path / 'config.json'}: {err}") from None
-    tensors, meta = _read_tensors(path)
-    if DIGEST_KEY in meta and meta[DIGEST_KEY] != tensors_digest(tensors, _config_text(hf)):
-        raise ValueError(f"{path / 'model.safetensors'} or {path / 'config.json'} differs from what was saved "
-                         f"(SHA-256 mismatch against the weights file's {DIGEST_KEY!r} record); a file is damaged")
-    return hf, cfg, tensors
+    weights, each file read once (:func:`ftipbook.atomic.read_file_set`: after an interrupted save,
+    the previous checkpoint) and checked against the SHA-256 record (:data:`DIGEST_KEY`), which a
+    checkpoint ftipbook wrote (:data:`FORMAT_KEY`) must carry. Shard names of an index must stay
+    inside ``path``; in a Hugging Face hub snapshot (``.../snapshots/<rev>/``) files may link into
+    the same repository's ``blobs/``. Errors name the file."""
+    root = path.parent.parent if path.parent.name == "snapshots" else None
+    return read_file_set(path, (WEIGHTS, INDEX, CONFIG), lambda files, p: _parse_checkpoint(files, p, parse),
+                         root=root)
 
 
 def load_hf(
@@ -220,7 +278,7 @@ def save_hf(model: DecoderLM, path: str | Path, model_type: str = "llama") -> No
     path = Path(path)
     hf = config_to_hf(model.cfg, model_type)
     hf["torch_dtype"] = str(next(model.parameters()).dtype).removeprefix("torch.")
+    hf[FORMAT_KEY] = FORMAT
     tensors = state_dict_to_hf(model)
     meta = {"format": "pt", DIGEST_KEY: tensors_digest(tensors, _config_text(hf))}
-    write_file_set(path, {"model.safetensors": save(tensors, metadata=meta),
-                          "config.json": (json.dumps(hf, indent=2) + "\n").encode()})
+    write_file_set(path, {WEIGHTS: save(tensors, metadata=meta), CONFIG: (json.dumps(hf, indent=2) + "\n").encode()})

@@ -48,7 +48,7 @@ from safetensors.torch import save
 from ftipbook.atomic import write_file_set
 from ftipbook.file_records import tensors_digest
 from ftipbook.model.config import ModelConfig
-from ftipbook.model.hf import DIGEST_KEY, _checkpoint_dtype, _config_text, _read_checkpoint
+from ftipbook.model.hf import DIGEST_KEY, FORMAT, FORMAT_KEY, _checkpoint_dtype, _config_text, _read_checkpoint
 from ftipbook.model.transformer import DecoderLM
 
 HYBRID_ARCHITECTURES = {"kimi_linear": "KimiLinearForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM"}
@@ -81,10 +81,17 @@ def _layer_kinds_from_hf(hf: dict, model_type: str, n_layers: int) -> tuple[str,
     types = hf.get("layer_types")
     if types is None and "kda_layers" in linear and "full_attn_layers" in linear:
         types = [None] * n_layers
-        for i in linear["full_attn_layers"]:
-            types[i - 1] = "full_attention"  # 1-based in Moonshot's configs
-        for i in linear["kda_layers"]:
-            types[i - 1] = "linear_attention"
+        for key, kind in (("full_attn_layers", "full_attention"), ("kda_layers", "linear_attention")):
+            layers = linear[key]
+            if not isinstance(layers, list) or any(type(i) is not int or not 1 <= i <= n_layers for i in layers):
+                _refuse(f"linear_attn_config.{key}", layers, f"need a list of 1-based layer numbers in [1, {n_layers}]")
+            for i in layers:
+                if types[i - 1] is not None:
+                    _refuse(f"linear_attn_config.{key}", layers, f"layer {i} is listed twice")
+                types[i - 1] = kind  # 1-based in Moonshot's configs
+        if None in types:
+            _refuse("linear_attn_config", linear, f"layer {types.index(None) + 1} is in neither kda_layers nor "
+                    "full_attn_layers")
     if types is None:
         types = ["full_attention" if i and i % 4 == 0 else "linear_attention" for i in range(n_layers)]
     letters = {"linear_attention": "K", "full_attention": "M"}
@@ -422,6 +429,7 @@ def save_hf_hybrid(model: DecoderLM, path: str | Path, model_type: str) -> None:
     path = Path(path)
     hf = hybrid_config_to_hf(model.cfg, model_type)
     hf["torch_dtype"] = str(next(model.parameters()).dtype).removeprefix("torch.")
+    hf[FORMAT_KEY] = FORMAT
     tensors = hybrid_state_dict_to_hf(model, model_type)
     meta = {"format": "pt", DIGEST_KEY: tensors_digest(tensors, _config_text(hf))}
     write_file_set(path, {"model.safetensors": save(tensors, metadata=meta),

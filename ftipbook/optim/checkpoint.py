@@ -17,8 +17,8 @@ from typing import Any
 import torch
 from safetensors.torch import save
 
-from ftipbook.file_records import safetensors_metadata, safetensors_record, tensors_digest
-from ftipbook.atomic import write_bytes
+from ftipbook.file_records import json_value, safetensors_metadata, safetensors_record, tensors_digest
+from ftipbook.atomic import read_bounded, write_bytes
 
 _META_KEY = "ftipbook.optimizer_state"
 _DIGEST_KEY = "ftipbook.sha256"  # of the state's structure and tensors, checked on load
@@ -68,12 +68,12 @@ def load_optimizer_bytes(optimizer: torch.optim.Optimizer, data: bytes, path: st
     if _META_KEY not in meta:
         raise ValueError(f"{path} is not an ftipbook optimizer checkpoint (no {_META_KEY!r} metadata)")
     tensors = safetensors_record(data, path)
-    if _DIGEST_KEY in meta and meta[_DIGEST_KEY] != tensors_digest(tensors, meta[_META_KEY]):  # older files: none
+    if _DIGEST_KEY not in meta:
+        raise ValueError(f"{path} has no {_DIGEST_KEY!r} record (every optimizer file ftipbook writes has one); "
+                         "the file was changed or damaged")
+    if meta[_DIGEST_KEY] != tensors_digest(tensors, meta[_META_KEY]):
         raise ValueError(f"{path} differs from what was saved (SHA-256 mismatch); the file is damaged")
-    try:
-        structure = json.loads(meta[_META_KEY])
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} holds unreadable optimizer metadata ({err}); the file is damaged") from None
+    structure = json_value(meta[_META_KEY].encode(), path)
     optimizer.load_state_dict(_decode(structure, tensors))
 
 
@@ -84,7 +84,7 @@ def save_optimizer(optimizer: torch.optim.Optimizer, path: str | Path) -> None:
 
 def load_optimizer(optimizer: torch.optim.Optimizer, path: str | Path) -> None:
     """Load a file written by :func:`save_optimizer` into ``optimizer`` (built over the same parameters)."""
-    load_optimizer_bytes(optimizer, Path(path).read_bytes(), path)
+    load_optimizer_bytes(optimizer, read_bounded(path), path)
 
 
 __all__ = ["optimizer_bytes", "load_optimizer_bytes", "save_optimizer", "load_optimizer"]

@@ -1,4 +1,6 @@
 """Hugging Face Llama / Qwen2 checkpoints: load into DecoderLM, save back, logits agree to 1e-5."""
+import json
+
 import pytest
 import safetensors.torch
 import torch
@@ -91,5 +93,10 @@ def test_load_hf_keeps_the_checkpoint_dtype_unless_asked(tmp_path, make_cfg):
         load_hf(tmp_path)  # the weights file records the hash of the config it was saved with
     weights = tmp_path / "model.safetensors"  # as a checkpoint from elsewhere, without that record
     weights.write_bytes(safetensors.torch.save(safetensors.torch.load(weights.read_bytes()), metadata={"format": "pt"}))
+    with pytest.raises(ValueError, match=r"model.safetensors has no 'ftipbook.sha256' record, but config.json says"):
+        load_hf(tmp_path)  # ... while config.json still says ftipbook wrote it: the record is mandatory
+    hf = json.loads(config.read_text())
+    del hf["ftipbook_format"]
+    config.write_text(json.dumps(hf))
     with pytest.raises(ValueError, match=r"config.json: torch_dtype='int8' is not a floating-point"):
         load_hf(tmp_path)
