@@ -72,8 +72,10 @@ import torch
 ROOTS = ("ftipbook.prob", "ftipbook.claims", "ftipbook.tasks", "ftipbook.env", "ftipbook.eval", "ftipbook.compare",
          "ftipbook.study", "ftipbook.depth_study", "ftipbook.jepa_study", "ftipbook.model.depth",
          "ftipbook.model.jepa", "ftipbook.model.candidates", "ftipbook.model.hf_hybrid")
-#: Seconds after which a case counts as a hang.
+#: CPU seconds after which a case counts as a hang.
 TIME_LIMIT = 2.0
+#: Wall seconds after which a child process is killed (it may be sleeping or starved on a busy machine).
+WALL_LIMIT = 30.0
 #: Outcome columns, in table order.
 OUTCOMES = ("clear", "unnamed", "internal", "silent", "refused-valid", "hang")
 NAN, INF = float("nan"), float("inf")
@@ -217,6 +219,29 @@ def stats_interval():
     return Interval(0.25, 0.75, 0.9, "percentile")
 
 
+def tiny_config():
+    from ftipbook.model import ModelConfig
+    return ModelConfig(vocab_size=23, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_seq_len=16)
+
+
+def measurement(successes: int = 30):
+    from ftipbook.claims import Measurement
+    return Measurement(successes, 100, "B", "exact", "greedy")
+
+
+def hybrid_hf_config():
+    from ftipbook.model import ModelConfig
+    from ftipbook.model.hf_hybrid import hybrid_config_to_hf
+    cfg = ModelConfig(vocab_size=64, d_model=32, n_layers=2, n_heads=2, d_ff=64, max_seq_len=32, pos="none",
+                      norm="rmsnorm", ffn="swiglu", layer_pattern="KM", kv_lora_rank=16, rope_head_dim=8)
+    return hybrid_config_to_hf(cfg, "kimi_linear")
+
+
+def arithmetic():
+    from ftipbook.tasks import arithmetic_task
+    return arithmetic_task("add", ["1+2=3", "2+2=4"])
+
+
 #: Valid values by parameter name (a zero-argument factory, called afresh for each call).
 BY_NAME: dict[str, Callable[[], Any]] = {
     "seed": lambda: 0, "level": lambda: 0.875, "p": lambda: 0.25, "q": lambda: 0.5, "alpha": lambda: 0.125,
@@ -239,11 +264,51 @@ BY_ANNOTATION: dict[str, Callable[[], Any]] = {
     "tuple[str, ...]": lambda: ("a", "b"), "Iterable[Hashable]": lambda: ["a"], "Hashable": lambda: "a",
     "Sequence[Hashable]": lambda: ["a", "b"], "Mapping[str, float]": lambda: {"a": 0.5},
     "Mapping[str, int]": lambda: {"a": 1}, "Interval": published_interval, "torch.Tensor": lambda: torch.ones(2, 3),
-    "torch.dtype": lambda: torch.float32, "np.ndarray": lambda: np.array([0.25, 0.5, 1.0]),
+    "torch.dtype": lambda: torch.float32, "Amount": lambda: Fraction(1, 8), "Measurement": measurement,
+    "ModelConfig": tiny_config, "ConfidenceRule": lambda: __import__("ftipbook.claims", fromlist=["x"]).ConfidenceRule(),
+    "Mapping[Hashable, Prob]": lambda: {"a": Fraction(1, 4), "b": Fraction(3, 4)}, "Task": arithmetic,
+    "torch.Generator": lambda: torch.Generator().manual_seed(0),
+    "Utility": lambda: __import__("ftipbook.tasks", fromlist=["x"]).EXACT_MATCH, "dict": lambda: {"a": 0.5}, "np.ndarray": lambda: np.array([0.25, 0.5, 1.0]),
     "Sequence[Sequence[float]]": lambda: [[0.25, 0.5], [0.5, 1.0]],
 }
 #: Hand-written valid arguments, keyed by qualified name (values are factories or plain values).
-RECIPES: dict[str, dict[str, Any]] = {}
+RECIPES: dict[str, dict[str, Any]] = {
+    "ftipbook.prob.FiniteLaw": {"probs": lambda: {"a": Fraction(1, 4), "b": Fraction(3, 4)}},
+    "ftipbook.prob.FiniteLaw.uniform": {"outcomes": lambda: ["a", "b", "c"]},
+    "ftipbook.prob.FiniteLaw.from_weights": {"weights": lambda: {"a": 1, "b": 3}},
+    "ftipbook.prob.FiniteLaw.samples": {"n": 4},
+    "ftipbook.prob.prefix": {"x": lambda: ["a", "b", "c"], "t": 2},
+    "ftipbook.claims.Quantity": {"amount": Fraction(1, 2), "unit": "token"},
+    "ftipbook.claims.Measurement": {"successes": 30, "trials": 100, "event": "B", "evaluator": "exact",
+                                    "protocol": "greedy"},
+    "ftipbook.claims.elicitation_witness": {"before": lambda: measurement(30), "after": lambda: measurement(80),
+                                            "eps": Fraction(1, 10)},
+    "ftipbook.claims.acquisition_witness": {"before": lambda: measurement(3), "after": lambda: measurement(80),
+                                            "eps0": Fraction(1, 10), "eps1": Fraction(1, 2)},
+    "ftipbook.claims.ConfidenceRule.certifying_counts": {"trials": 20, "eps0": Fraction(1, 10),
+                                                         "eps1": Fraction(1, 2)},
+    "ftipbook.claims.ConfidenceRule.certification_probability": {
+        "trials": 20, "u0": Fraction(1, 20), "u1": Fraction(3, 4), "eps0": Fraction(1, 10), "eps1": Fraction(1, 2)},
+    "ftipbook.claims.ConfidenceRule.is_exact": {"successes": 3, "trials": 8},
+    "ftipbook.claims.binomial_tail": {"successes": 3, "trials": 8, "p": Fraction(1, 4)},
+    "ftipbook.compare.cost.CostVector": {"values": lambda: {"t": 0.5}, "units": lambda: {"t": "s"}},
+    "ftipbook.compare.frontier.frontier_value": {
+        "interventions": lambda: [__import__("ftipbook.compare.frontier", fromlist=["x"]).Intervention("a", 1.0, 0.5),
+                                  __import__("ftipbook.compare.frontier", fromlist=["x"]).Intervention("b", 2.0, 0.75)],
+        "budget": 1.5},
+    "ftipbook.model.hf_hybrid.hybrid_config_from_hf": {"hf": hybrid_hf_config},
+    "ftipbook.model.hf_hybrid.hybrid_config_to_hf": {"cfg": lambda: __import__("ftipbook.model.hf_hybrid", fromlist=[
+        "x"]).hybrid_config_from_hf(hybrid_hf_config()), "model_type": "kimi_linear"},
+    "ftipbook.model.jepa.latent_loss": {"predicted": lambda: torch.linspace(-1, 1, 12).reshape(1, 3, 4),
+                                        "target": lambda: torch.linspace(1, -0.5, 12).reshape(1, 3, 4),
+                                        "mask": lambda: torch.tensor([[True, False, True]])},
+    "ftipbook.model.candidates.sample_candidates": {"prompts": lambda: [[1, 2]], "k": 2, "max_new_tokens": 2,
+                                                    "seed": 0},
+    "ftipbook.tasks.Evaluator.score": {"instance_id": "0", "o": "3", "omega": 0},
+    "ftipbook.eval.recall_probe.probe_keys": {"n_pairs": 2, "d_k": 4,
+                                              "generator": lambda: torch.Generator().manual_seed(0)},
+    "ftipbook.eval.metrics.discovery_probability": {"p": 0.25, "n": 3},
+}
 #: For a method: a factory of the instance, when the class's own valid call does not give a useful one.
 INSTANCES: dict[str, Callable[[], Any]] = {}
 #: Callables that are not probed here, with the reason.
@@ -394,6 +459,8 @@ def kinds_for(name: str, value: Any, annotation: str, all_valid: Mapping[str, An
             out += [("nan", NAN, "refuse", False), ("inf", INF, "refuse", False)]
         elif base == "bool":
             out.append(("'no' for a bool", "no", "refuse", False))
+        if name in SEED_NAMES:
+            out += [("nan seed", NAN, "refuse", False), ("1.5 seed", 1.5, "refuse", False)]
         return out
     if isinstance(value, bool):
         return [("'no' for a bool", "no", "refuse", False)]
@@ -419,9 +486,27 @@ def kinds_for(name: str, value: Any, annotation: str, all_valid: Mapping[str, An
         out.append(("nested 100000 deep", _nested(value), "refuse", True))
     if isinstance(value, (list, tuple, dict)) and _has_number(value):
         out.append(("numpy scalars inside", _numbers(value, _np_scalar), "accept", False))
-        out.append(("Fractions inside", _numbers(value, lambda x: Fraction(x) if math.isfinite(x) else x), "accept",
-                    False))
+        fractions = _numbers(value, lambda x: Fraction(x) if isinstance(x, float) and math.isfinite(x) else x)
+        if fractions != value or any(isinstance(v, Fraction) for v in _leaves(fractions)):
+            out.append(("Fractions inside", fractions, "accept", False))
+    if isinstance(value, torch.Tensor) and value.numel():
+        if value.is_floating_point():
+            bad = value.clone()
+            bad.view(-1)[0] = NAN
+            out.append(("a NaN inside a tensor", bad, "refuse", False))
+        elif value.dtype == torch.bool:
+            out.append(("an int64 tensor for a bool one", value.long(), "same", False))
+        else:
+            out.append(("a float tensor for an int one", value.double() + 0.5, "refuse", False))
     return out
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    return [value]
 
 
 def cases_for(target: Target) -> list[Case]:
@@ -451,13 +536,15 @@ def _alarm(signum, frame):
 
 
 def _timed(fn: Callable[[], Any], limit: float) -> Any:
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
+    """``fn()``, interrupted by :class:`Timeout` after ``limit`` seconds of this process's CPU time (so that a
+    busy machine does not turn slow cases into hangs)."""
+    old = signal.signal(signal.SIGPROF, _alarm)
+    signal.setitimer(signal.ITIMER_PROF, limit)
     try:
         return fn()
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
 
 
 def same(a: Any, b: Any, rel: float = 1e-5, depth: int = 0) -> bool:
@@ -507,7 +594,7 @@ def _materialize(kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _outcome(case: Case, run: Callable[[], Any], baseline: Any, deterministic: bool) -> tuple[str, str]:
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         result = _timed(run, TIME_LIMIT)
     except Timeout:
@@ -523,8 +610,8 @@ def _outcome(case: Case, run: Callable[[], Any], baseline: Any, deterministic: b
         if case.expect == "accept":
             return "refused-valid", f"{type(err).__name__}: {err}"
         return "internal", f"{type(err).__name__}: {str(err)[:200]}"
-    if time.perf_counter() - start > TIME_LIMIT:
-        return "hang", f"returned after {time.perf_counter() - start:.1f} s"
+    if time.process_time() - start > TIME_LIMIT:
+        return "hang", f"returned after {time.process_time() - start:.1f} CPU s"
     if case.expect == "bounded":
         return "clear", "returned in time"
     if case.expect in ("accept", "same"):
@@ -551,23 +638,27 @@ def _isolated(case: Case, run: Callable[[], Any]) -> tuple[str, str]:
         try:
             soft = _vm_bytes() + (2 << 30)
             resource.setrlimit(resource.RLIMIT_AS, (soft, soft))
+            cpu = int(resource.getrusage(resource.RUSAGE_SELF).ru_utime + TIME_LIMIT + 2)
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))  # SIGXCPU ends a loop inside C code
             outcome = _outcome(case, run, None, False)
         except BaseException as err:  # noqa: BLE001
             outcome = ("internal", f"{type(err).__name__} in the child")
         os.write(write, json.dumps(outcome).encode())
         os._exit(0)
     os.close(write)
-    ready, _, _ = select.select([read], [], [], TIME_LIMIT + 3)
+    ready, _, _ = select.select([read], [], [], WALL_LIMIT)
     if not ready:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         os.close(read)
-        return "hang", f"killed after {TIME_LIMIT + 3} s"
+        return "hang", f"killed after {WALL_LIMIT} s of wall time"
     data = b""
     while chunk := os.read(read, 65536):
         data += chunk
     os.close(read)
     _, status = os.waitpid(pid, 0)
+    if not data and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
+        return "hang", f"past the CPU limit inside compiled code (signal {os.WTERMSIG(status)})"
     if not data:
         return "internal", f"the child died (status {status})"
     return tuple(json.loads(data))
