@@ -255,7 +255,8 @@ BY_NAME: dict[str, Callable[[], Any]] = {
 }
 #: Valid values by annotation (``X | None`` looks up ``X``).
 BY_ANNOTATION: dict[str, Callable[[], Any]] = {
-    "int": lambda: 2, "float": lambda: 0.5, "bool": lambda: True, "str": lambda: "x", "Fraction": lambda: Fraction(1, 2),
+    "int": lambda: 2, "float": lambda: 0.5, "bool": lambda: True, "str": lambda: "x",
+    "Fraction": lambda: Fraction(1, 2),
     "Fraction | float": lambda: Fraction(1, 2), "float | Fraction": lambda: 0.5, "Prob": lambda: Fraction(1, 4),
     "FiniteLaw": finite_law, "NextTokenLaw": table_lm, "TableLM": table_lm, "DecoderLM": tiny_lm,
     "torch.nn.Module": tiny_lm, "nn.Module": tiny_lm, "random.Random": lambda: __import__("random").Random(0),
@@ -265,10 +266,12 @@ BY_ANNOTATION: dict[str, Callable[[], Any]] = {
     "Sequence[Hashable]": lambda: ["a", "b"], "Mapping[str, float]": lambda: {"a": 0.5},
     "Mapping[str, int]": lambda: {"a": 1}, "Interval": published_interval, "torch.Tensor": lambda: torch.ones(2, 3),
     "torch.dtype": lambda: torch.float32, "Amount": lambda: Fraction(1, 8), "Measurement": measurement,
-    "ModelConfig": tiny_config, "ConfidenceRule": lambda: __import__("ftipbook.claims", fromlist=["x"]).ConfidenceRule(),
+    "ModelConfig": tiny_config,
+    "ConfidenceRule": lambda: __import__("ftipbook.claims", fromlist=["x"]).ConfidenceRule(),
     "Mapping[Hashable, Prob]": lambda: {"a": Fraction(1, 4), "b": Fraction(3, 4)}, "Task": arithmetic,
     "torch.Generator": lambda: torch.Generator().manual_seed(0),
-    "Utility": lambda: __import__("ftipbook.tasks", fromlist=["x"]).EXACT_MATCH, "dict": lambda: {"a": 0.5}, "np.ndarray": lambda: np.array([0.25, 0.5, 1.0]),
+    "Utility": lambda: __import__("ftipbook.tasks", fromlist=["x"]).EXACT_MATCH, "dict": lambda: {"a": 0.5},
+    "np.ndarray": lambda: np.array([0.25, 0.5, 1.0]),
     "Sequence[Sequence[float]]": lambda: [[0.25, 0.5], [0.5, 1.0]],
 }
 #: Hand-written valid arguments, keyed by qualified name (values are factories or plain values).
@@ -314,7 +317,8 @@ INSTANCES: dict[str, Callable[[], Any]] = {}
 #: Callables that are not probed here, with the reason.
 EXEMPT: dict[str, str] = {
     "ftipbook.study.build": "trains the whole architecture study (minutes); scripts/build_study.py --check runs it",
-    "ftipbook.depth_study.build": "trains the depth-reuse experiments (minutes); scripts/build_depth.py --check runs it",
+    "ftipbook.depth_study.build": "trains the depth-reuse experiments (minutes); scripts/build_depth.py --check "
+                                  "runs it",
     "ftipbook.jepa_study.build": "trains the JEPA-like model (a minute); scripts/build_jepa.py --check runs it",
 }
 

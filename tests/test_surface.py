@@ -35,7 +35,8 @@ def test_introspection_finds_every_public_function_and_class_the_source_defines(
         expected |= {f"{module.__name__}.{name}" for name in _defined_names(path)}
     assert expected - found == set(), "enumeration misses public definitions"
     assert len(found) > 300
-    for qual in ("ftipbook.prob.sequence_prob", "ftipbook.prob.FiniteLaw.samples", "ftipbook.eval.stats.clopper_pearson",
+    for qual in ("ftipbook.prob.sequence_prob", "ftipbook.prob.FiniteLaw.samples",
+                 "ftipbook.eval.stats.clopper_pearson",
                  "ftipbook.compare.frontier.frontier_value", "ftipbook.claims.elicitation_witness",
                  "ftipbook.model.hf_hybrid.hybrid_config_from_hf", "ftipbook.model.depth.with_passes"):
         assert qual in {t.qualname for t in surface.public_callables()}, qual
