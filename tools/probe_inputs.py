@@ -19,8 +19,14 @@ Four groups of cases, each counted by how it ended:
   the file (for a planted link: the link's target unchanged and the save loadable), *silent* that the
   damaged file loaded.
 
-Run ``python tools/probe_inputs.py [--kills N]``; it prints one table and exits 1 unless the silent,
-internal and lost columns are all zero.
+- ``surface``: every public callable of the newer modules (``prob``, ``claims``, ``tasks``, ``env``,
+  ``eval``, ``compare``, the studies, ``model.depth``/``jepa``/``candidates``/``hf_hybrid``), found
+  by introspection and fed bad values of each kind (``tests/surface.py``); printed as its own
+  table by module, with the columns clear, unnamed, internal, silent, refused-valid and hang.
+
+Run ``python tools/probe_inputs.py [--kills N] [--only GROUP ...]``; it prints the tables and exits 1
+unless every column but clear is zero. ``--write-known`` rewrites ``tests/surface_known.py`` (the
+surface failures the unit test tolerates for now) from the surface group's measurement.
 """
 from __future__ import annotations
 
@@ -319,23 +325,75 @@ def probe_planted_links(work: Path) -> collections.Counter:
     return counts
 
 
+# -------------------------------------------------------------------------------------------- surface
+def probe_surface(write_known: bool) -> tuple[bool, str]:
+    """The surface table, whether it is all clear, and (with ``write_known``) the rewritten known list."""
+    from tests import surface
+    report = surface.probe()
+    for group, label, outcome, detail in report.outcomes:
+        if outcome != "clear":
+            NOT_CLEAR.append((f"surface:{group}", label, f"{outcome}: {detail}"))
+    for qual, why in report.no_recipe.items():
+        NOT_CLEAR.append(("surface", qual, f"no recipe: {why}"))
+    if write_known:
+        write_known_file(report)
+    clear = all(o[2] == "clear" for o in report.outcomes) and not report.no_recipe
+    return clear, surface.table(report)
+
+
+def known_hypothesis() -> dict[str, str]:
+    """The hypothesis tests marked as failing today (kept as they are when the file is rewritten)."""
+    try:
+        from tests.surface_known import KNOWN_HYPOTHESIS
+    except ImportError:
+        return {}
+    return dict(KNOWN_HYPOTHESIS)
+
+
+def write_known_file(report) -> None:
+    """``tests/surface_known.py`` from ``report``: one line per failing case and per callable without recipe."""
+    lines = ['"""Today\'s surface failures (issue 25), tolerated by ``tests/test_surface.py`` while they are fixed.',
+             "", "Written by ``tools/probe_inputs.py --only surface --write-known``; remove entries as they are fixed",
+             'until both are empty."""', "", "#: case label -> how it ends today", "KNOWN = {"]
+    lines += [f"    {label!r}: {outcome!r},"
+              for _, label, outcome, detail in sorted(report.outcomes, key=lambda o: o[1]) if outcome != "clear"]
+    lines += ["}", "", "#: callable -> why it has no valid call yet (add a recipe in tests/surface.py)", "PENDING = {"]
+    lines += [f"    {qual!r}: {why[:100]!r}," for qual, why in sorted(report.no_recipe.items())]
+    lines += ["}", "", "#: test of tests/test_surface_hypothesis.py -> why it fails today (marked xfail, strict)",
+              "KNOWN_HYPOTHESIS = {"]
+    lines += [f"    {name!r}: {why!r}," for name, why in sorted(known_hypothesis().items())]
+    lines += ["}", ""]
+    (ROOT / "tests" / "surface_known.py").write_text("\n".join(lines))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kills", type=int, default=20, help="kills per kind of save (default: 20)")
     parser.add_argument("--show", action="store_true", help="print every case that did not end in a clear error")
+    parser.add_argument("--only", nargs="+", choices=("api", "cli", "kill", "files", "surface"),
+                        help="run only these groups (default: all)")
+    parser.add_argument("--write-known", action="store_true",
+                        help="rewrite tests/surface_known.py from the surface group's measurement")
     args = parser.parse_args(argv)
+    only = set(args.only or ("api", "cli", "kill", "files", "surface"))
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        groups = {"api": probe_api(), "cli": probe_cli(work / "cli"), "kill": probe_kills(work / "kill", args.kills),
-                  "files": probe_files(work / "files")}
+        runs = {"api": probe_api, "cli": lambda: probe_cli(work / "cli"),
+                "kill": lambda: probe_kills(work / "kill", args.kills), "files": lambda: probe_files(work / "files")}
+        groups = {name: run() for name, run in runs.items() if name in only}
+        surface_clear, surface_table = probe_surface(args.write_known) if "surface" in only else (True, "")
     total = sum(groups.values(), collections.Counter())
     for case in NOT_CLEAR if args.show else ():
         print(*case, sep="  |  ")
-    print(f"{'group':<7}{'tried':>7}" + "".join(f"{c:>10}" for c in COLUMNS))
-    for name, counts in {**groups, "total": total}.items():
-        print(f"{name:<7}{sum(counts.values()):>7}" + "".join(f"{counts[c]:>10}" for c in COLUMNS))
-    return 0 if all(total[c] == 0 for c in ("unnamed", "silent", "internal", "lost")) else 1
+    if groups:
+        print(f"{'group':<7}{'tried':>7}" + "".join(f"{c:>10}" for c in COLUMNS))
+        for name, counts in {**groups, "total": total}.items():
+            print(f"{name:<7}{sum(counts.values()):>7}" + "".join(f"{counts[c]:>10}" for c in COLUMNS))
+    if surface_table:
+        print("\nsurface (callables: enumerated; probed: with a valid call; recipe?: no valid call yet)")
+        print(surface_table)
+    return 0 if surface_clear and all(total[c] == 0 for c in ("unnamed", "silent", "internal", "lost")) else 1
 
 
 if __name__ == "__main__":
