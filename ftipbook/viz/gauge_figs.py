@@ -5,7 +5,9 @@ group element that produced them (round-off in ftip-00AY, the GD defect of ftip-
 :func:`plot_plane` draws points, curves and arrows in a coordinate plane with equal axes (the
 image of the unit circle in ftip-00B0, gradient arrows in ftip-00B1, a state collision in
 ftip-00B2, orbit and fibre invariants in ftip-00AZ); :func:`draw_commuting_squares` lays out
-the commuting square of ftip-00B4 for several update rules side by side. Nothing here computes
+the commuting square of ftip-00B4 for several update rules side by side; :func:`plot_along` plots
+quantities against a step count or a path parameter with dashed reference levels (singular values
+of ``W_t`` in ftip-00AW, the loss along a gauge path in ftip-00AY). Nothing here computes
 the mathematics it draws: chapters compute with :mod:`ftipbook.optim` and pass the numbers in.
 """
 from __future__ import annotations
@@ -122,6 +124,49 @@ def plot_plane(*, points: Mapping[str, Sequence[Sequence[float]]] | None = None,
     return ax
 
 
+def plot_along(x: Sequence[float], series: Mapping[str, Sequence[float]], *, xlabel: str, ylabel: str,
+               levels: Mapping[str, float] | None = None, yscale: str = "linear", ax: Axes | None = None,
+               title: str | None = None) -> Axes:
+    """Each series (name -> values at ``x``) as a line against ``x``, with dashed horizontal ``levels``.
+
+    ``levels`` maps a label to a reference value (a singular value of the target, a conserved
+    quantity); each is drawn dashed in the muted colour and labelled at the right end of the axis.
+    ``yscale`` is ``"linear"`` or ``"log"`` (values then floored at
+    :data:`~ftipbook.viz.style.LOG_FLOOR`, negative values refused).
+    """
+    xs = as_array(x)
+    if xs.ndim != 1 or not len(xs):
+        raise ValueError(f"x must be a non-empty 1-D sequence, got shape {xs.shape}")
+    if not series:
+        raise ValueError("series is empty; pass {name: values}")
+    if yscale not in ("linear", "log"):
+        raise ValueError(f"yscale must be 'linear' or 'log', got {yscale!r}")
+    ax = axes_or_new(ax, (6.0, 3.6))
+    for i, (name, values) in enumerate(series.items()):
+        y = as_array(values)
+        if y.shape != xs.shape:
+            raise ValueError(f"series {name!r} has shape {y.shape}, x has {xs.shape}")
+        if yscale == "log":
+            if (y < 0).any():
+                raise ValueError(f"series {name!r} has negative values; a log axis needs values >= 0")
+            y = np.maximum(y, LOG_FLOOR)
+        ax.plot(xs, y, color=PALETTE[i % len(PALETTE)], linestyle=LINESTYLES[(i // len(PALETTE)) % len(LINESTYLES)],
+                linewidth=1.6, label=name)
+    for label, value in (levels or {}).items():
+        if not np.isfinite(value):
+            raise ValueError(f"level {label!r} must be finite, got {value!r}")
+        ax.axhline(value, color=MUTED, linestyle="--", linewidth=1.0)
+        ax.annotate(label, (1.0, value), xycoords=("axes fraction", "data"), xytext=(-4, 3),
+                    textcoords="offset points", ha="right", va="bottom", color=MUTED, fontsize=8)
+    ax.set_yscale(yscale)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8, frameon=False)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
 def draw_commuting_squares(gaps: Mapping[str, float], *, title: str | None = None) -> Figure:
     """The square of ftip-00B4 once per update rule (name -> measured gap), side by side.
 
@@ -141,4 +186,4 @@ def draw_commuting_squares(gaps: Mapping[str, float], *, title: str | None = Non
     return fig
 
 
-__all__ = ["plot_against_condition", "plot_plane", "draw_commuting_squares", "PALETTE", "LINESTYLES", "PlaneArrow"]
+__all__ = ["plot_against_condition", "plot_plane", "plot_along", "draw_commuting_squares", "PALETTE", "LINESTYLES", "PlaneArrow"]

@@ -92,3 +92,32 @@ def test_commuting_squares_one_panel_per_rule_with_its_gap():
         gf.draw_commuting_squares({})
     with pytest.raises(ValueError, match="finite number >= 0"):
         gf.draw_commuting_squares({"x": float("nan")})
+
+
+def test_along_draws_each_series_and_labelled_levels():
+    ax = gf.plot_along([0, 1, 2], {"s1": [3.0, 2.0, 1.0], "s2": [0.0, 0.5, 0.0]}, xlabel="step", ylabel="value",
+                       levels={"target": 1.5}, title="t")
+    lines = {line.get_label(): line for line in ax.lines}
+    assert np.allclose(lines["s1"].get_ydata(), [3.0, 2.0, 1.0]) and np.allclose(lines["s2"].get_xdata(), [0, 1, 2])
+    level = [line for line in ax.lines if line.get_label().startswith("_")]
+    assert len(level) == 1 and np.allclose(level[0].get_ydata(), [1.5, 1.5]) and level[0].get_linestyle() == "--"
+    assert "target" in ax_texts(ax) and legend_texts(ax) == ["s1", "s2"]
+    assert ax.get_yscale() == "linear" and ax.get_xlabel() == "step" and ax.get_title() == "t"
+
+
+def test_along_floors_zeros_on_a_log_axis():
+    ax = gf.plot_along([0, 1], {"d": [0.0, 1e-3]}, xlabel="x", ylabel="y", yscale="log")
+    assert np.allclose(ax.lines[0].get_ydata(), [LOG_FLOOR, 1e-3]) and ax.get_yscale() == "log"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(x=[], series={"a": []}), "non-empty"),
+    (dict(x=[0.0], series={}), "series is empty"),
+    (dict(x=[0.0, 1.0], series={"a": [1.0]}), "series 'a' has shape"),
+    (dict(x=[0.0], series={"a": [-1.0]}, yscale="log"), "negative"),
+    (dict(x=[0.0], series={"a": [1.0]}, yscale="symlog"), "yscale"),
+    (dict(x=[0.0], series={"a": [1.0]}, levels={"l": float("nan")}), "level 'l'"),
+])
+def test_along_refuses_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        gf.plot_along(xlabel="x", ylabel="y", **kwargs)
