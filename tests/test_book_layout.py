@@ -176,7 +176,7 @@ def test_bibliography_renders_no_editorial_notes_and_labels_author_year():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
     assert config["config"]["bibtex_default_style"] == "ftipbook_author_year"
     assert set(config["local_extensions"]) == {"ftipbook_bib", "ftipbook_links", "ftipbook_figures",
-                                               "ftipbook_site"}
+                                               "ftipbook_site", "ftipbook_verified"}
 
 
 def test_every_citation_has_a_bibliography_entry():

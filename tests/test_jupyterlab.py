@@ -11,10 +11,14 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 import layout
 
 JUPYTER = Path(sys.executable).parent / "jupyter"
 TOKEN = "ftipbook-test"
+pytestmark = pytest.mark.skipif(not (JUPYTER.parent / "jupyter-lab").exists(),
+                                reason="JupyterLab comes with the book's environment (.venv), not with the package")
 
 
 def _free_port() -> int:

@@ -14,6 +14,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from PIL import Image, ImageDraw
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -21,6 +22,7 @@ from pygments.lexers import PythonLexer
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book/_ext"))
+pytest.importorskip("sphinx", reason="the site extensions need the book's environment (.venv), not the package")
 import ftipbook_site as site  # noqa: E402
 import ftipbook_verified  # noqa: E402
 

@@ -4,7 +4,7 @@ import pytest
 from ftipbook.compare.grid import Band, CostGrid, Crossing
 from ftipbook.eval.stats import Interval
 from ftipbook.viz import grid_figs
-from tests.viz.figure_checks import legend_texts
+from tests.viz.figure_checks import legend_texts, x_extent
 
 GRID = CostGrid((1.0, 2.0, 4.0), "train_flops", "FLOP")
 
@@ -46,6 +46,6 @@ def test_crossings_shade_the_interval_between_grid_points():
     c = Crossing(1.0, 4.0, "a", "b", (2.0,))
     ax = grid_figs.plot_crossings(GRID, {"a": [0.3, 0.2, 0.1], "b": [0.1, 0.2, 0.3]}, [c], logx=False)
     assert len(ax.patches) == 1
-    x0, x1 = ax.patches[0].get_x(), ax.patches[0].get_x() + ax.patches[0].get_width()
+    x0, x1 = x_extent(ax.patches[0])
     assert (x0, x1) == (1.0, 4.0)
     assert "order changes in here" in legend_texts(ax)

@@ -7,13 +7,13 @@ import pytest
 
 from ftipbook.prob import PrefixTree, TableLM
 from ftipbook.viz import tokens_figs as tf
-from tests.viz.figure_checks import ax_texts, legend_texts
+from tests.viz.figure_checks import ax_texts, legend_texts, x_extent
 
 
 def test_plot_laws_bars_event_shading_and_legend():
     ax = tf.plot_laws(["a", "b", "c"], {"p": [0.5, 0.25, 0.25], "q": [0.0, 0.5, 0.5]}, event={"b", "c"},
                       event_label="A")
-    bars = [p for p in ax.patches if p.get_width() < 0.5]
+    bars = [p for p in ax.patches if x_extent(p)[1] - x_extent(p)[0] < 0.5]
     assert sorted(round(b.get_height(), 3) for b in bars) == [0.0, 0.25, 0.25, 0.5, 0.5, 0.5]
     assert legend_texts(ax) == ["A", "p", "q"]  # the shading is labelled once
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
