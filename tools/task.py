@@ -116,7 +116,9 @@ def compat_pass(env: dict[str, str]) -> None:
     (against the installed package) and the sample chapters (copied out of the checkout, so they
     see only what ``pip install`` brings; ``--nbval-lax``: their asserts, not their outputs)."""
     wheels = Path(tempfile.mkdtemp(prefix="ftipbook-wheel-"))
+    shutil.rmtree(ROOT / "build", ignore_errors=True)  # setuptools would reuse stale files from build/lib
     run(PY, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", wheels, ".")
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
     wheel = next(wheels.glob("ftipbook-*.whl"))
     chapters = [ROOT / line for line in COMPAT_CHAPTERS.read_text().split() if line]
     for name in COMPAT:

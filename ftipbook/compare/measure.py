@@ -39,12 +39,19 @@ from ftipbook.data.windows import PackedBatch
 from ftipbook.model.transformer import DecoderLM
 
 
+def _per_query_head(query, *shapes) -> list[tuple[int, ...]]:
+    """``shapes`` (keys, values) with the query's batch and head count: under grouped-query attention
+    (``enable_gqa``) the kernel receives fewer key/value heads, each read by a group of query heads,
+    and every query head still computes its full ``QK^T`` and ``AV`` products (ftip-000V)."""
+    return [(*query[:2], *shape[2:]) for shape in shapes]
+
+
 def _cpu_sdpa(query, key, value, *args, out_shape=None, **kwargs) -> int:
-    return sdpa_flop_count(query, key, value)
+    return sdpa_flop_count(query, *_per_query_head(query, key, value))
 
 
 def _cpu_sdpa_backward(grad_out, query, key, value, *args, out_shape=None, **kwargs) -> int:
-    return sdpa_backward_flop_count(grad_out, query, key, value)
+    return sdpa_backward_flop_count(grad_out, query, *_per_query_head(query, key, value))
 
 
 #: FLOP formulas for the CPU attention kernels, which PyTorch's flop counter does not know (ftip-00L9).

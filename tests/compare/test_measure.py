@@ -42,6 +42,22 @@ def test_cpu_attention_is_counted_with_the_sdpa_formula():
     assert plain.get_total_flops() in (0, count.total)
 
 
+def test_grouped_query_attention_costs_what_its_repeated_heads_cost():
+    """GQA hands the CPU kernel 2 key/value heads for 4 query heads; each query head still computes
+    its own products, so the count equals that of the same attention with the heads repeated."""
+    b, h, g, t, d = 2, 4, 2, 16, 8
+    q, k = torch.randn(b, h, t, d), torch.randn(b, g, t, d)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    _, grouped = measure.count_flops(lambda: sdpa(q, k, k, is_causal=True, enable_gqa=True))
+    full = k.repeat_interleave(h // g, dim=1)
+    _, repeated = measure.count_flops(lambda: sdpa(q, full, full, is_causal=True))
+    assert grouped.total == repeated.total == 2 * (2 * b * h * t * t * d)
+    q.requires_grad_(True)
+    _, both = measure.count_flops(lambda: sdpa(q, k, k, is_causal=True, enable_gqa=True).sum().backward())
+    # backward: the recomputed scores, dV, dP, dQ and dK, five products where the forward has two
+    assert both.by_op["_scaled_dot_product_flash_attention_for_cpu_backward"] == 5 * grouped.total // 2
+
+
 @pytest.mark.parametrize("pattern", ["A", "KKKA"])
 def test_decode_flops_match_the_declared_count(pattern):
     model = tiny(layer_pattern=pattern, n_layers=4, pos="none")
