@@ -172,7 +172,7 @@ def plot_speedups(
 def operating_points_figure(
     panels: Mapping[str, Mapping[str, float]], *, title: str | None = None
 ) -> Figure:
-    """One panel of horizontal bars per quantity, two panels a row, one bar per published model (ftip-00KV).
+    """One panel of horizontal bars per quantity, three panels a row, one bar per published model (ftip-00KV).
 
     ``panels`` maps a quantity with its unit (``"pretraining tokens (trillions)"``) to the
     models that report it and their values. A model keeps its colour across panels, and values
@@ -183,10 +183,10 @@ def operating_points_figure(
     models = list(dict.fromkeys(name for values in panels.values() for name in values))
     palette = [INK, ACCENT, BLUE, MUTED]
     colour = {name: palette[i % len(palette)] for i, name in enumerate(models)}
-    cols = min(2, len(panels))
+    cols = min(3, len(panels))
     rows = -(-len(panels) // cols)
-    height = rows * (0.4 * max(len(v) for v in panels.values()) + 1.0)
-    fig, axes = plt.subplots(rows, cols, figsize=(8.4, height), layout="constrained", squeeze=False)
+    height = rows * (0.35 * max(len(v) for v in panels.values()) + 0.9)
+    fig, axes = plt.subplots(rows, cols, figsize=(9.0, height), layout="constrained", squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax, (quantity, values) in zip(axes.flat, panels.items()):
