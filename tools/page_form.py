@@ -21,6 +21,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SECTIONS = ("The idea", "A worked instance", "What it shows", "Checks", "Scope")
@@ -110,9 +112,11 @@ def _section_of(title: str | None) -> str | None:
     return next((s for s in SECTIONS if title == s or title.startswith(s + ":")), None)
 
 
-def bibliography_keys(bib: Path = ROOT / "book" / "references.bib") -> frozenset[str]:
-    """The keys of the book's bibliography."""
-    return frozenset(re.findall(r"^@\w+\{\s*([^,\s]+)\s*,", bib.read_text(encoding="utf-8"), re.M))
+def bibliography_keys(config: Path = ROOT / "_config.yml") -> frozenset[str]:
+    """The keys of the book's bibliography: every file ``bibtex_bibfiles`` of ``_config.yml`` names."""
+    files = yaml.safe_load(config.read_text(encoding="utf-8"))["bibtex_bibfiles"]
+    text = "".join((config.parent / f).read_text(encoding="utf-8") for f in files)
+    return frozenset(re.findall(r"^@\w+\{\s*([^,\s]+)\s*,", text, re.M))
 
 
 def _raw_keys(text: str, keys: frozenset[str]) -> set[str]:
