@@ -211,4 +211,14 @@ def test_static_figures_plot_the_library_values():
         vc.plot_speedups([])
     with pytest.raises(ValueError):
         vc.plot_discovery_steps(f=0.8, s=2.2, p_m=0.1, p_k=0.08, budget_max=0)
+    fig = vc.operating_points_figure({"tokens": {"a": 1.4, "b": 5.7}, "params": {"a": 48, "c": 16},
+                                      "active": {"a": 3, "c": 3}})
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert [[p.get_width() for p in ax.patches] for ax in shown] == [[1.4, 5.7], [48, 16], [3, 3]]
+    assert [[t.get_text() for t in ax.get_yticklabels()] for ax in shown] == [["a", "b"], ["a", "c"], ["a", "c"]]
+    assert shown[1].patches[0].get_facecolor() == shown[0].patches[0].get_facecolor()  # one colour a model
+    assert shown[1].patches[1].get_facecolor() != shown[0].patches[1].get_facecolor()
+    for bad in ({}, {"tokens": {}}):
+        with pytest.raises(ValueError):
+            vc.operating_points_figure(bad)
     plt.close("all")

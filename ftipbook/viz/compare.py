@@ -1,12 +1,13 @@
-"""Figures of the comparison chapters: attempt throughput, discovery, cache ratio, published speedups.
+"""Figures of the comparison chapters: attempt throughput, discovery, cache ratio, published speedups
+and operating points.
 
-Items ftip-00KW, 00KY, 00L3, 00LD, 00LF. Each helper draws on a given ``Axes`` (or makes a
+Items ftip-00KV, 00KW, 00KY, 00L3, 00LD, 00LF. Each helper draws on a given ``Axes`` (or makes a
 figure) and returns it. The curves are evaluated with :mod:`ftipbook.compare.throughput` and
 :mod:`ftipbook.compare.cache_model`, so a figure always shows the library's numbers.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -166,6 +167,39 @@ def plot_speedups(
     if title:
         ax.set_title(title)
     return ax
+
+
+def operating_points_figure(
+    panels: Mapping[str, Mapping[str, float]], *, title: str | None = None
+) -> Figure:
+    """One panel of horizontal bars per quantity, three panels a row, one bar per published model (ftip-00KV).
+
+    ``panels`` maps a quantity with its unit (``"pretraining tokens (trillions)"``) to the
+    models that report it and their values. A model keeps its colour across panels, and values
+    are printed at the bar ends, so two models that share a value read as equal.
+    """
+    if not panels or not all(panels.values()):
+        raise ValueError("operating_points_figure needs at least one panel, each with one model or more")
+    models = list(dict.fromkeys(name for values in panels.values() for name in values))
+    palette = [INK, ACCENT, BLUE, MUTED]
+    colour = {name: palette[i % len(palette)] for i, name in enumerate(models)}
+    cols = min(3, len(panels))
+    rows = -(-len(panels) // cols)
+    height = rows * (0.35 * max(len(v) for v in panels.values()) + 0.9)
+    fig, axes = plt.subplots(rows, cols, figsize=(9.0, height), layout="constrained", squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (quantity, values) in zip(axes.flat, panels.items()):
+        for i, (name, value) in enumerate(values.items()):
+            ax.barh(i, float(value), color=colour[name])
+            ax.text(float(value), i, f" {float(value):g}", va="center", color=colour[name])
+        ax.set_yticks(range(len(values)), list(values))
+        ax.invert_yaxis()
+        ax.set_xlim(0, max(map(float, values.values())) * 1.35)
+        ax.set_title(quantity, fontsize=10)
+    if title:
+        fig.suptitle(title)
+    return fig
 
 
 def attempt_throughput_figure(*, f: float, s: float, budget: float, p_m: float, p_k: float, budget_max: int = 30) -> Figure:
