@@ -10,6 +10,10 @@ import yaml
 
 import mutants
 
+pytestmark = pytest.mark.skipif(
+    os.environ.get("FTIPBOOK_TEST_INSTALLED") == "1",
+    reason="the mutant tool edits the checkout's sources, which an installed package never imports")
+
 CHAPTER = """---
 jupytext:
   text_representation:
@@ -19,10 +23,6 @@ jupytext:
 ```{{code-cell}} ipython3
 from fractions import Fraction
 from ftipbook.prob import FiniteLaw, expectation
-
-pytestmark = pytest.mark.skipif(
-    os.environ.get("FTIPBOOK_TEST_INSTALLED") == "1",
-    reason="the mutant tool edits the checkout's sources, which an installed package never imports")
 
 law = FiniteLaw({{1: Fraction(1, 4), 2: Fraction(3, 4)}})
 value = expectation(law, lambda x: x)

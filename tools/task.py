@@ -127,7 +127,7 @@ def compat_pass(env: dict[str, str]) -> None:
             continue
         py = venv / "bin/python"
         run(py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--force-reinstall", wheel)
-        installed = dict(env, FTIPBOOK_TEST_INSTALLED="1", PYTHONSAFEPATH="1")
+        installed = dict(env, FTIPBOOK_TEST_INSTALLED="1")
         run(py, "-m", "pytest", "-p", "no:cacheprovider", "tests", "-n", "2", "--ignore=tests/browser", env=installed)
         outside = Path(tempfile.mkdtemp(prefix=f"ftipbook-{name}-"))
         for chapter in chapters:

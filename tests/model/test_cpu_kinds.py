@@ -73,11 +73,13 @@ def bf16_attention_errors() -> dict[str, float]:
 
 
 @pytest.mark.parametrize("setting", ["this CPU's kernels", "other CPU kernels"])
-def test_bf16_attention_of_every_kind_runs_under_each_kernel_setting(setting):
+def test_bf16_attention_of_every_kind_runs_under_each_kernel_setting(setting, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR")}
     env.update(_settings()[setting])
-    code = "import json; from tests.model.test_cpu_kinds import bf16_attention_errors as f; print(json.dumps(f()))"
-    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+    # run outside the checkout, which goes last on the path: ftipbook is the package under test
+    code = (f"import json, sys; sys.path.append({str(ROOT)!r}); "
+            "from tests.model.test_cpu_kinds import bf16_attention_errors as f; print(json.dumps(f()))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     errors = json.loads(run.stdout.strip().splitlines()[-1])
