@@ -607,3 +607,8 @@ __all__ = ["STUDY_DIR", "ARCHITECTURES", "BUDGETS", "SEEDS", "EVAL_DOCS", "TUNIN
            "TUNING_BUDGET", "TUNING_SEED", "TUNING_ACCOUNTING", "PACKAGES", "evaluation_documents",
            "tuning_documents", "declared_packages", "common_recipe", "train_config", "document_scores", "StudyRunner",
            "StudyEntry", "Study", "verify", "write_manifest", "load", "rerun_entry", "build", "RebuildDistance", "rebuild_distances"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

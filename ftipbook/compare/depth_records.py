@@ -436,3 +436,8 @@ def intervention_groups(a: SeparableRecord, b: SeparableRecord) -> dict[str, tup
             raise ValueError(f"{change.path} is unrecorded on one side; record it before grouping the changes")
         out.setdefault(change.path.split(".")[0], []).append(change.path)
     return {group: tuple(paths) for group, paths in out.items()}
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -762,3 +762,8 @@ __all__ = [
     "ARCHITECTURE_FIELDS", "OUTCOME_FIELDS", "describe_architecture", "ModelInstanceRecord", "Attribution",
     "attribution", "Comparability", "comparable", "ComparisonUnit",
 ]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -521,3 +521,8 @@ def get(name: str) -> PublishedValue:
 def all_records() -> Mapping[str, PublishedValue]:
     """A read-only view of every record, keyed by its (unique) name."""
     return _ALL
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -1250,3 +1250,8 @@ class StoppingReport:
         lines += [f"| {r.comparison} | {r.estimate:.4g} | {r.verdict} |" for r in self.results]
         return "\n".join(lines)
 
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)
