@@ -19,8 +19,10 @@ import math
 import numbers
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
+
+import numpy as np
 
 #: The largest seed accepted: seeds feed ``torch.Generator.manual_seed`` and ``numpy`` generators,
 #: which take 64-bit values; ``2**63 - 1`` fits both.
@@ -42,7 +44,7 @@ def _show(value: object) -> str:
 
 def is_bool(value: object) -> bool:
     """``True`` for Python and numpy booleans."""
-    return isinstance(value, bool) or type(value).__name__ == "bool_"
+    return isinstance(value, (bool, np.bool_))
 
 
 def boolean(name: str, value: object) -> bool:
@@ -84,8 +86,8 @@ def real(name: str, value: object, *, low: float | None = None, high: float | No
     try:
         x = float(value)
     except OverflowError:
-        raise ValueError(f"{name}={_show(value)} is too large for a float; it must be a finite real number"
-                         f"{_bounds(low, high, low_open, high_open)}") from None
+        raise ValueError(f"{name}={_show(value)} is too large for a float; it must be a "
+                         f"{'finite ' if finite else ''}real number{_bounds(low, high, low_open, high_open)}") from None
     if math.isnan(x):
         raise ValueError(f"{name}={_show(value)} is not a number; it must be a "
                          f"{'finite real number' if finite else 'real number (finite or +-inf)'}"
@@ -160,21 +162,24 @@ _SCALAR: dict[str, Callable[[str, Any], Any]] = {
     "int": integer, "float": _not_nan, "int | float": _not_nan, "float | int": _not_nan, "Real": _not_nan,
     "bool": boolean, "str": _plain_str,
 }
-_CONTAINER = re.compile(r"^(Sequence|Iterable|list|tuple|Collection)\[(.*)\]$")
+_CONTAINER = re.compile(r"^(Sequence|Iterable|list|tuple|Collection|Mapping|dict)\[(.*)\]$")
+_MAPPINGS = ("Mapping", "dict")
 
 
 def _element_check(inner: str) -> Callable[[str, Any], Any] | None:
-    inner = inner.strip()
-    if inner.endswith(", ..."):
-        inner = inner[:-5].strip()
-    return _SCALAR.get(inner)
+    """The check every element of ``X[inner]`` gets: ``tuple[float, ...]``, ``Sequence[int]`` and
+    ``tuple[float, float]`` check their elements; anything else is left to the function."""
+    parts = [p.strip() for p in inner.split(",")]
+    if parts[-1] == "...":
+        parts = parts[:-1]
+    return _SCALAR.get(parts[0]) if parts and len(set(parts)) == 1 else None
 
 
 def _plan(annotation: object) -> Callable[[str, Any], Any] | None:
     """The check an annotation implies, or ``None`` for one this guard leaves to the function."""
     if not isinstance(annotation, str):
         annotation = getattr(annotation, "__name__", "")
-    ann = annotation.replace("Optional[", "").rstrip("]") if annotation.startswith("Optional[") else annotation
+    ann = annotation[len("Optional["):-1] + " | None" if annotation.startswith("Optional[") else annotation
     parts = [p.strip() for p in ann.split("|")]
     optional = "None" in parts
     base = " | ".join(p for p in parts if p != "None")
@@ -183,15 +188,25 @@ def _plan(annotation: object) -> Callable[[str, Any], Any] | None:
         match = _CONTAINER.match(base)
         if match is None:
             return None
-        check = _container(match.group(1), _element_check(match.group(2)))
+        kind = match.group(1)
+        check = _mapping if kind in _MAPPINGS else _container(kind, _element_check(match.group(2)))
     return _optional(check) if optional else check
+
+
+def _mapping(name: str, value: object) -> object:
+    if not isinstance(value, Mapping):
+        raise ArgumentKindError(f"{name}={_show(value)} must be a mapping (a dict), got {type(value).__name__}")
+    return value
 
 
 def _container(kind: str, element: Callable[[str, Any], Any] | None) -> Callable[[str, Any], Any]:
     def check(name: str, value: object) -> object:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) or isinstance(value, Mapping):
+            raise ArgumentKindError(f"{name}={_show(value)} must be a sequence (a list or tuple), got "
+                                    f"{type(value).__name__}")
         if isinstance(value, Iterator):  # read a generator once, here, before anything checks it
             value = tuple(value) if kind != "list" else list(value)
-        if element is None or isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        if element is None or not isinstance(value, (list, tuple)):
             return value
         items = [element(f"{name}[{i}]", v) for i, v in enumerate(value)]
         if all(a is b for a, b in zip(items, value)):

@@ -78,6 +78,7 @@ class FeedbackCache(HybridCache):
     """
 
     def __init__(self, layers: list[LayerCache], feedback_passes: int) -> None:
+        feedback_passes = _count("feedback_passes", feedback_passes, 1, MAX_PASSES)
         super().__init__(layers)
         self.carried: list[torch.Tensor | None] = [None] * (feedback_passes - 1)
 

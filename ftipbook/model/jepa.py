@@ -248,6 +248,10 @@ class TiedEmbeddingReadout(nn.Module):
         return F.linear(latents, self.weight)
 
 
+#: The most full-batch optimizer steps :func:`fit_linear_readout` takes.
+MAX_READOUT_STEPS = 100_000
+
+
 def fit_linear_readout(latents: torch.Tensor, tokens: torch.Tensor, vocab_size: int, *, steps: int = 200,
                        lr: float = 0.05, seed: int = 0) -> tuple[LinearReadout, list[float]]:
     """Fit a :class:`LinearReadout` on frozen ``latents [N, d]`` to ``tokens [N]`` by full-batch Adam on
@@ -260,8 +264,8 @@ def fit_linear_readout(latents: torch.Tensor, tokens: torch.Tensor, vocab_size: 
         raise ValueError(f"vocab_size={vocab_size!r} must be an int >= 2")
     if tokens.numel() == 0 or int(tokens.min()) < 0 or int(tokens.max()) >= vocab_size:
         raise ValueError(f"tokens must be non-empty ids in [0, {vocab_size})")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps={steps!r} must be an int >= 1")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_READOUT_STEPS:
+        raise ValueError(f"steps={steps!r} must be an int in [1, {MAX_READOUT_STEPS}]")
     if isinstance(lr, bool) or not isinstance(lr, Real) or not 0 < lr < math.inf:
         raise ValueError(f"lr={lr!r} must be a positive finite number")
     x = latents.detach()
@@ -309,7 +313,7 @@ class DecodedJEPA(nn.Module):
 
 
 __all__ = ["LATENT_LOSSES", "JEPAConfig", "JEPA", "ema_update", "next_position_mask", "latent_loss",
-           "LinearReadout", "TiedEmbeddingReadout", "fit_linear_readout", "DecodedJEPA"]
+           "LinearReadout", "TiedEmbeddingReadout", "fit_linear_readout", "DecodedJEPA", "MAX_READOUT_STEPS"]
 
 
 from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)

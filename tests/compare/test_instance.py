@@ -335,7 +335,7 @@ def test_comparable_declarations_are_checked():
         comparable(a, b, varied=("checkpoint",), fixed=("checkpoint",))
     with pytest.raises(ValueError, match="neither fixed nor varied"):
         comparable(a, b, varied=("checkpoint",), fixed=("data",))
-    with pytest.raises(TypeError, match="collection"):
+    with pytest.raises(TypeError, match="varied=.checkpoint. must be a sequence"):
         comparable(a, b, varied="checkpoint")
     with pytest.raises(TypeError):
         comparable(a, SimpleNamespace(), varied=())
