@@ -237,9 +237,7 @@ def guarded(fn: Callable[..., Any], owner: str | None = None) -> Callable[..., A
         arguments = bound.arguments
         for name, check in plans.items():
             if name in arguments:
-                checked = check(f"{owner}.{name}" if owner else name, arguments[name])
-                if checked is not None or arguments[name] is None:
-                    arguments[name] = checked
+                arguments[name] = check(f"{owner}.{name}" if owner else name, arguments[name])
         return fn(*bound.args, **bound.kwargs)
 
     wrapper.__guarded__ = True  # type: ignore[attr-defined]

@@ -43,6 +43,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ftipbook import _validate
 from ftipbook import zoo
 from ftipbook.artifact import ModelArtifact, load_artifact, save_artifact, versions
 from ftipbook.atomic import write_text
@@ -141,6 +142,7 @@ def common_recipe(budget: int, *, lr: float = _OPTIMIZER["lr"], split: str = "ev
                          f"({_SCHEDULE['warmup_steps']})")
     if split not in ("evaluation", "tuning"):
         raise ValueError(f"split={split!r} must be 'evaluation' or 'tuning'")
+    lr = _validate.real("lr", lr, low=0.0, low_open=True)
     docs = evaluation_documents() if split == "evaluation" else tuning_documents()
     corpus = zoo.pretraining_documents()
     return {
@@ -176,6 +178,7 @@ def document_scores(model: DecoderLM, documents: Sequence[Document], *, seq_len:
     start (``eos`` appended), over its first ``seq_len`` predicted tokens."""
     if not isinstance(model, DecoderLM):
         raise TypeError(f"model must be a DecoderLM, got {type(model).__name__}")
+    seq_len, batch_size = _validate.integer("seq_len", seq_len, low=1), _validate.integer("batch_size", batch_size, low=1)
     tok = zoo.tokenizer()
     ids = [list(d.ids[:seq_len + 1]) for d in tokenize_documents(documents, tok)]
     if any(len(x) < 2 for x in ids):

@@ -335,3 +335,15 @@ def test_integer_is_exactly_the_ints(value):
     else:
         with pytest.raises(ArgumentKindError, match="n="):
             _validate.integer("n", value)
+
+
+def test_study_recipe_and_scores_refuse_bad_sizes_by_name():
+    from ftipbook import study
+    with pytest.raises(ValueError, match=r"lr=inf must be a finite real number > 0.0"):
+        study.common_recipe(100, lr=math.inf)
+    with pytest.raises(ValueError, match=r"lr=0 must be a real number > 0.0"):
+        study.common_recipe(100, lr=0)
+    with pytest.raises(ValueError, match=r"batch_size=0 must be an int >= 1"):  # was range()'s own error
+        study.document_scores(_tiny(), [], batch_size=0)
+    with pytest.raises(ValueError, match=r"seq_len=0 must be an int >= 1"):
+        study.document_scores(_tiny(), [], seq_len=0)
