@@ -89,9 +89,8 @@ def real(name: str, value: object, *, low: float | None = None, high: float | No
         raise ValueError(f"{name}={_show(value)} is too large for a float; it must be a "
                          f"{'finite ' if finite else ''}real number{_bounds(low, high, low_open, high_open)}") from None
     if math.isnan(x):
-        raise ValueError(f"{name}={_show(value)} is not a number; it must be a "
-                         f"{'finite real number' if finite else 'real number (finite or +-inf)'}"
-                         f"{_bounds(low, high, low_open, high_open)}")
+        # the library's established wording for NaN (even where +-inf is admitted: NaN is no real number)
+        raise ValueError(f"{name}={_show(value)} must be a finite real number{_bounds(low, high, low_open, high_open)}")
     if finite and math.isinf(x):
         raise ValueError(f"{name}={_show(value)} must be a finite real number{_bounds(low, high, low_open, high_open)}")
     if low is not None and (x < low or (low_open and x == low)):
@@ -187,10 +186,26 @@ def _plan(annotation: object) -> Callable[[str, Any], Any] | None:
     if check is None:
         match = _CONTAINER.match(base)
         if match is None:
-            return None
+            return _numeric_union(parts)
         kind = match.group(1)
         check = _mapping if kind in _MAPPINGS else _container(kind, _element_check(match.group(2)))
     return _optional(check) if optional else check
+
+
+def _numeric_union(parts: list[str]) -> Callable[[str, Any], Any] | None:
+    """For a union such as ``int | Unknown`` or ``float | str``: numpy scalars become Python numbers;
+    every other value (a ``Fraction`` kept exact included) is left to the function."""
+    allows_int, allows_float = "int" in parts, "float" in parts
+    if not (allows_int or allows_float):
+        return None
+
+    def normalize(name: str, value: object) -> object:
+        if is_bool(value) or not isinstance(value, (np.integer, np.floating)):
+            return value
+        if allows_int and isinstance(value, numbers.Integral):
+            return int(value)
+        return real(name, value, finite=False) if allows_float else value
+    return normalize
 
 
 def _mapping(name: str, value: object) -> object:

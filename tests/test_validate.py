@@ -71,7 +71,7 @@ def test_real_accepts_numbers_of_every_kind(value, expected):
     ("0.5", TypeError, r"x='0.5' must be a real number, got str"),
     (None, TypeError, r"x=None must be a real number, got NoneType"),
     (complex(1, 1), TypeError, r"must be a real number, got complex"),
-    (math.nan, ValueError, r"x=nan is not a number"),
+    (math.nan, ValueError, r"x=nan must be a finite real number"),
     (math.inf, ValueError, r"x=inf must be a finite real number"),
     (10**400, ValueError, r"is too large for a float"),
     (Fraction(10**400, 3), ValueError, r"is too large for a float"),
@@ -136,7 +136,7 @@ GOOD = {"int": 1, "float": 0.5, "int | float": 0.5, "float | int": 0.5, "Real": 
 #: Values of the wrong kind for each annotation, and the words the message must hold.
 BAD = {
     "int": [(1.5, "must be an int"), (True, "must be an int"), ("3", "must be an int"), (None, "must be an int")],
-    "float": [(math.nan, "is not a number"), ("0.5", "must be a real number"), (True, "must be a real number"),
+    "float": [(math.nan, "must be a finite real number"), ("0.5", "must be a real number"), (True, "must be a real number"),
               (None, "must be a real number")],
     "bool": [("no", "must be a bool"), (1, "must be a bool"), (None, "must be a bool")],
     "str": [(5, "must be a string"), (b"x", "must be a string"), (None, "must be a string")],
@@ -191,7 +191,8 @@ def test_the_surface_is_enumerated_and_guarded():
     assert len(SURFACE) > 450, len(SURFACE)
     assert {m for m, _, _ in SURFACE} == set(MODULES)
     unguarded = [f"{m}.{q}" for m, q, fn in SURFACE if not getattr(fn, "__guarded__", False)
-                 and any(_validate._plan(p.annotation) is not None for p in inspect.signature(fn).parameters.values())]
+                 and any(_validate._plan(p.annotation) is not None for p in inspect.signature(fn).parameters.values()
+                         if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))]
     assert unguarded == []
     assert len(CASES) > 1000, len(CASES)
 
@@ -254,7 +255,7 @@ def test_cost_vector_takes_numpy_scalars_and_fractions_and_names_huge_ints():
     assert CostVector({"t": Fraction(1, 4)}, {"t": "s"})["t"] == 0.25
     with pytest.raises(ValueError, match="cost coordinate 't'=1000.* is too large for a float"):
         CostVector({"t": 10**400}, {"t": "s"})
-    with pytest.raises(TypeError, match="cost coordinate 't'=True must be a real number"):
+    with pytest.raises(TypeError, match="cost coordinate .t. must be a real number in \\[0, inf\\] or UNKNOWN, got bool"):
         CostVector({"t": True}, {"t": "s"})
 
 
@@ -309,7 +310,7 @@ def test_a_cost_coordinate_of_any_numeric_kind_is_that_number(pair):
     from ftipbook.compare.cost import CostVector
     value, expected = pair
     stored = CostVector({"c": value}, {"c": "s"})["c"]
-    assert type(stored) is float and stored == expected
+    assert type(stored) in (int, float) and stored == expected  # a Python int stays exact
 
 
 INTERVENTIONS = st.lists(st.tuples(st.floats(0, 10, allow_nan=False), st.floats(-5, 5, allow_nan=False)),

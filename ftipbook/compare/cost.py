@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from numbers import Real
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -97,10 +98,22 @@ def checkpoint_cost_vector(record: Mapping, context: int) -> "CostVector":
 
 
 def _check_cost(name: str, value: object) -> float | Unknown:
-    """A cost coordinate: a real number in ``[0, +inf]`` (numpy scalars and ``Fraction`` s too) or UNKNOWN."""
+    """A cost coordinate: a real number in ``[0, +inf]`` (numpy scalars and ``Fraction`` s too,
+    as a ``float``) or UNKNOWN."""
     if isinstance(value, Unknown):
         return value
-    return _validate.real(f"cost coordinate {name!r}", value, low=0.0, finite=False)
+    if _validate.is_bool(value) or not isinstance(value, Real):
+        raise TypeError(
+            f"cost coordinate {name!r} must be a real number in [0, inf] or UNKNOWN, got {type(value).__name__} {value!r}"
+        )
+    try:
+        x = float(value)
+    except OverflowError:
+        _validate.real(f"cost coordinate {name!r}", value, finite=False)  # raises, naming the coordinate
+        raise
+    if math.isnan(x) or x < 0:
+        raise ValueError(f"cost coordinate {name!r}={value!r} must lie in [0, inf] (use UNKNOWN when not measured)")
+    return value if type(value) in (int, float) else x
 
 
 @dataclass(frozen=True)

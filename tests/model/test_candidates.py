@@ -212,7 +212,7 @@ def test_property_equals_sequential_generate(make_model, lengths, k, temperature
         (dict(seed=None), ValueError, r"temperature=1.0 needs an int seed, got seed=None"),
         (dict(seed=1.5), TypeError, r"seed=1.5 must be an int, got float"),
         (dict(seed="0"), TypeError, r"seed='0' must be an int"),
-        (dict(temperature=float("nan")), ValueError, r"temperature=nan is not a number"),
+        (dict(temperature=float("nan")), ValueError, r"temperature=nan must be a finite real number"),
         (dict(temperature="1"), TypeError, r"temperature='1' must be a real number"),
         (dict(temperature=-1.0), ValueError, r"temperature=-1.0 must be a real number >= 0"),
         (dict(top_p=0.0), ValueError, r"top_p=0.0 must be a real number in \(0.0, 1.0\]"),
