@@ -11,6 +11,13 @@ name of a zoo entry (``ftipbook.zoo.names()``). Every argument, the output path 
 of the data a command needs are checked before it trains or samples (issue 11, "fail before
 work"). Every expected failure prints one line ``ftipbook: error: ...`` to stderr and exits with
 status 2 (an unexpected one with status 1); ``--debug`` shows the traceback instead.
+
+Arguments that set the amount of work have declared upper bounds, checked before any work:
+``--docs <= MAX_DOCS``, ``--nll-docs <= MAX_NLL_DOCS``, ``--nll-batches <= MAX_NLL_BATCHES`` and
+``--max-new-tokens <= MAX_NEW_TOKENS``. ``train --init`` takes its architecture and tokenizer from the
+artifact, so it refuses the options that would set them (``ARCHITECTURE_OPTIONS``) by name instead of
+ignoring them. ``sample`` and ``evaluate`` fail (status 2) before any work when standard output is
+closed: their result would be lost.
 """
 from __future__ import annotations
 
@@ -35,6 +42,12 @@ EXPECTED_ERRORS = (ValueError, TypeError, OSError, ArithmeticError, SafetensorEr
 #: Rows per batch of the ``evaluate`` NLL draw, and the longest window it uses.
 NLL_BATCH_ROWS, NLL_MAX_SEQ_LEN = 8, 64
 BENCHMARKS = ("add2-eval", "add3-heldout", "add3-fresh")
+#: Upper bounds of the arguments that set the amount of work (drawing 20 000 toy-mixture documents
+#: takes about 2.5 s on one CPU core, so MAX_DOCS is about a minute of drawing).
+MAX_DOCS, MAX_NLL_DOCS, MAX_NLL_BATCHES, MAX_NEW_TOKENS = 500_000, 100_000, 10_000, 65_536
+#: ``train`` options that set the architecture or the tokenizer, which ``--init`` fixes.
+ARCHITECTURE_OPTIONS = ("--vocab-size", "--d-model", "--n-layers", "--n-heads", "--d-ff", "--pos", "--layer-pattern",
+                        "--n-loops")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,18 +67,35 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def _int_at_least(low: int) -> Callable[[str], int]:
-    """An argparse ``type``: an int ``>= low``."""
+def _int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: an int ``>= low`` (and ``<= high`` when given)."""
+    allowed = f"an int >= {low}" + ("" if high is None else f" and <= {high}")
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an int; allowed: an int >= {low}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is out of range; allowed: an int >= {low}")
+            raise argparse.ArgumentTypeError(f"{text!r} is not an int; allowed: {allowed}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{value} is out of range; allowed: {allowed}")
         return value
-    parse.__name__ = f"int >= {low}"
+    parse.__name__ = allowed
     return parse
+
+
+class _Given(argparse.Action):
+    """Store the value and remember that the option was given on the command line (not defaulted)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.given = (*getattr(namespace, "given", ()), option_string)
+
+
+def _check_stdout() -> None:
+    """Refuse to run a command whose result would be lost: standard output closed (``>&-``)."""
+    if sys.stdout is None or sys.stdout.closed:
+        raise OSError("standard output is closed: the command's result would be lost; give it a stdout (e.g. "
+                      "'> result.json')")
 
 
 def _finite(low: float, *, low_open: bool = False, high: float = math.inf) -> Callable[[str], float]:
@@ -164,6 +194,10 @@ def _check_train(args: argparse.Namespace, out: Path):
     from ftipbook.train.checkpoint import LATEST, latest_checkpoint
 
     _check_out(out, args.overwrite)
+    if args.init is not None and getattr(args, "given", ()):
+        given = sorted(set(args.given), key=ARCHITECTURE_OPTIONS.index)
+        raise ValueError(f"--init {args.init!r} fixes the architecture and tokenizer, so {', '.join(given)} cannot "
+                         f"apply; drop {'it' if len(given) == 1 else 'them'} or drop --init")
     cfg = _train_config(args)
     get_device(args.device)
     if args.resume == LATEST:
@@ -327,17 +361,20 @@ def _parser() -> argparse.ArgumentParser:
                                     "(the newest complete one in OUT/checkpoints)")
     t.add_argument("--init", help="start from this artifact or zoo entry (fine-tuning) instead of a new model")
     t.add_argument("--seed", type=count, default=0, help="seeds data draw and RunRandomness.from_seed")
-    t.add_argument("--docs", type=positive, default=4000, help="toy-mixture documents in the corpus")
-    t.add_argument("--vocab-size", type=_int_at_least(256 + len(DEFAULT_SPECIALS)), default=512,
-                   help="tokenizer vocabulary (256 bytes + control tokens + merges)")
-    t.add_argument("--d-model", type=positive, default=64, help="residual width")
-    t.add_argument("--n-layers", type=positive, default=2, help="decoder blocks")
-    t.add_argument("--n-heads", type=positive, default=4, help="attention heads")
-    t.add_argument("--d-ff", type=positive, default=176, help="MLP hidden width")
+    t.add_argument("--docs", type=_int_at_least(1, MAX_DOCS), default=4000,
+                   help=f"toy-mixture documents in the corpus (at most {MAX_DOCS})")
+    arch = "; not with --init, whose artifact fixes it"
+    t.add_argument("--vocab-size", type=_int_at_least(256 + len(DEFAULT_SPECIALS)), default=512, action=_Given,
+                   help="tokenizer vocabulary (256 bytes + control tokens + merges)" + arch)
+    t.add_argument("--d-model", type=positive, default=64, action=_Given, help="residual width" + arch)
+    t.add_argument("--n-layers", type=positive, default=2, action=_Given, help="decoder blocks" + arch)
+    t.add_argument("--n-heads", type=positive, default=4, action=_Given, help="attention heads" + arch)
+    t.add_argument("--d-ff", type=positive, default=176, action=_Given, help="MLP hidden width" + arch)
     t.add_argument("--pos", default="rope", choices=["none", "sinusoidal", "learned", "rope", "alibi"],
-                   help="position encoding")
-    t.add_argument("--layer-pattern", default="A", help="A attention, M MLA, K KDA, repeated (e.g. KKKM)")
-    t.add_argument("--n-loops", type=positive, default=1, help="passes through the shared stack")
+                   action=_Given, help="position encoding" + arch)
+    t.add_argument("--layer-pattern", default="A", action=_Given,
+                   help="A attention, M MLA, K KDA, repeated (e.g. KKKM)" + arch)
+    t.add_argument("--n-loops", type=positive, default=1, action=_Given, help="passes through the shared stack" + arch)
     t.add_argument("--device", default="auto", help="torch device (auto: CUDA if present, else CPU)")
     t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="tqdm progress bar (default: only on a terminal)")
@@ -349,7 +386,8 @@ def _parser() -> argparse.ArgumentParser:
                        formatter_class=_Formatter)
     s.add_argument("--model", required=True, help="artifact directory or zoo entry name")
     s.add_argument("--prompt", required=True, help="text to continue")
-    s.add_argument("--max-new-tokens", type=positive, default=32, help="most tokens to generate")
+    s.add_argument("--max-new-tokens", type=_int_at_least(1, MAX_NEW_TOKENS), default=32,
+                   help=f"most tokens to generate (at most {MAX_NEW_TOKENS})")
     s.add_argument("--temperature", type=_finite(0), default=0.0, help="0 = greedy")
     s.add_argument("--top-k", type=positive, help="sample among the k most likely tokens (default: all)")
     s.add_argument("--top-p", type=_finite(0, low_open=True, high=1), help="nucleus mass (default: 1, no cut)")
@@ -367,9 +405,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="benchmarks to score")
     e.add_argument("--limit", type=positive, default=None,
                    help="score only the first N items of each benchmark (default: all)")
-    e.add_argument("--nll-docs", type=count, default=400, help="documents of the NLL draw (0: skip the NLL)")
-    e.add_argument("--nll-batches", type=positive, default=4,
-                   help=f"NLL batches of {NLL_BATCH_ROWS} windows; the documents must fill them without repeats")
+    e.add_argument("--nll-docs", type=_int_at_least(0, MAX_NLL_DOCS), default=400,
+                   help=f"documents of the NLL draw (0: skip the NLL; at most {MAX_NLL_DOCS})")
+    e.add_argument("--nll-batches", type=_int_at_least(1, MAX_NLL_BATCHES), default=4,
+                   help=f"NLL batches of {NLL_BATCH_ROWS} windows; the documents must fill them without repeats "
+                        f"(at most {MAX_NLL_BATCHES})")
     e.add_argument("--seed", type=count, default=12345, help="seed of the NLL draw")
     e.add_argument("--device", default="auto", help="torch device (auto: CUDA if present, else CPU)")
     _debug_option(e, argparse.SUPPRESS)
@@ -386,7 +426,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for a bad argument or input, 1 for an internal error)."""
     args = _parser().parse_args(argv)
     try:
+        if args.run is not _train:  # train's result is its artifact; sample's and evaluate's are on stdout
+            _check_stdout()
         args.run(args)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a full disk or a closed pipe is an error of this command, not a silent loss
     except EXPECTED_ERRORS as err:
         if args.debug:
             raise

@@ -613,3 +613,8 @@ __all__ = ["DEPTH_DIR", "FORMAT", "STACK", "PASSES", "SEEDS", "BUDGET", "SURFACE
            "package", "record_prompt", "capture_record", "prefill_flops", "depth_record", "PassesRun", "Surface",
            "Recirculation", "LatentRun", "DepthStudy", "SURFACE_FORMS", "SurfaceFit",
            "surface_design", "fit_surface", "verify", "load", "build", "RebuildReport", "rebuild_report"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -305,3 +305,8 @@ def build(directory: str | Path = JEPA_DIR, log: Callable[[str], None] = print) 
 
 __all__ = ["JEPA_DIR", "ENCODER", "RECIPE", "SEED", "READOUT_BATCHES", "DECODERS", "encoder_config", "jepa_config",
            "evaluation_law", "verify", "JEPAStudy", "load", "build"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -43,6 +43,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ftipbook import _validate
 from ftipbook import zoo
 from ftipbook.artifact import (META_FILE, WEIGHTS_FILE, ModelArtifact, artifact_files, artifact_from_files,
                                save_artifact, versions)
@@ -143,6 +144,7 @@ def common_recipe(budget: int, *, lr: float = _OPTIMIZER["lr"], split: str = "ev
                          f"({_SCHEDULE['warmup_steps']})")
     if split not in ("evaluation", "tuning"):
         raise ValueError(f"split={split!r} must be 'evaluation' or 'tuning'")
+    lr = _validate.real("lr", lr, low=0.0, low_open=True)
     docs = evaluation_documents() if split == "evaluation" else tuning_documents()
     corpus = zoo.pretraining_documents()
     return {
@@ -178,6 +180,7 @@ def document_scores(model: DecoderLM, documents: Sequence[Document], *, seq_len:
     start (``eos`` appended), over its first ``seq_len`` predicted tokens."""
     if not isinstance(model, DecoderLM):
         raise TypeError(f"model must be a DecoderLM, got {type(model).__name__}")
+    seq_len, batch_size = _validate.integer("seq_len", seq_len, low=1), _validate.integer("batch_size", batch_size, low=1)
     tok = zoo.tokenizer()
     ids = [list(d.ids[:seq_len + 1]) for d in tokenize_documents(documents, tok)]
     if any(len(x) < 2 for x in ids):
@@ -614,3 +617,8 @@ __all__ = ["STUDY_DIR", "ARCHITECTURES", "BUDGETS", "SEEDS", "EVAL_DOCS", "TUNIN
            "tuning_documents", "declared_packages", "common_recipe", "train_config", "document_scores", "StudyRunner",
            "StudyEntry", "Study", "verified_files", "verify", "verified_artifact", "verified_json", "write_manifest",
            "checkpoint_files", "build_files", "write", "load", "rerun_entry", "build", "RebuildDistance", "rebuild_distances"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -287,3 +287,43 @@ def test_help_shows_every_default():
         assert "(default:" in text, (parser.prog, action.option_strings)
     out = run_cli("train", "--help").stdout
     assert "(default: 200)" in out and "(default: warmup_cosine)" in out and "--overwrite" in out
+
+
+# ------------------------------------------------------------------------------ issue 25: CLI points
+@pytest.mark.parametrize("option, value", [("--d-model", "16"), ("--vocab-size", "300"), ("--pos", "alibi"),
+                                           ("--layer-pattern", "K"), ("--n-loops", "2")])
+def test_init_refuses_architecture_options_by_name(tmp_path, capsys, no_work, option, value):
+    """--init fixes the architecture: an option that would set it is refused, not ignored."""
+    out = tmp_path / "new"
+    main_error(capsys, ["train", "--out", out, "--init", "base-mha", option, value, *HUGE], "--init 'base-mha'",
+               option, "drop it or drop --init")
+    main_error(capsys, ["train", "--out", out, "--init", "base-mha", "--d-model", "64", "--n-heads", "4", *HUGE],
+               "--d-model, --n-heads", "drop them")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["train", "--out", "OUT", "--docs", str(10**9)], ["--docs", "1000000000", f"<= {cli.MAX_DOCS}"]),
+    (["evaluate", "--model", "sft-memorize", "--nll-docs", str(10**9)], ["--nll-docs", f"<= {cli.MAX_NLL_DOCS}"]),
+    (["evaluate", "--model", "sft-memorize", "--nll-batches", str(10**9)], ["--nll-batches",
+                                                                              f"<= {cli.MAX_NLL_BATCHES}"]),
+    (["sample", "--model", "sft-memorize", "--prompt", "1+2=", "--max-new-tokens", str(10**12)],
+     ["--max-new-tokens", f"<= {cli.MAX_NEW_TOKENS}"]),
+])
+def test_work_sizes_have_declared_upper_bounds(tmp_path, capsys, no_work, argv, needles):
+    argv = [str(tmp_path / "new") if a == "OUT" else a for a in argv]
+    main_error(capsys, argv, *needles)
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("argv", [["sample", "--model", "sft-elicit", "--prompt", "12+34=", "--max-new-tokens", "2"],
+                                  ["evaluate", "--model", "sft-memorize", "--nll-docs", "0", "--limit", "1"]])
+def test_closed_stdout_is_an_error_not_a_silent_success(argv):
+    """``ftipbook sample ... >&-``: the result has nowhere to go, so the command fails by name."""
+    env = {**os.environ, "PYTHONPATH": os.getcwd(), "FTIPBOOK_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "ftipbook", *argv], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, timeout=TIMEOUT, env=env, pass_fds=(),
+                          preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("ftipbook: error: standard output is closed"), proc.stderr
+    assert proc.stderr.count("\n") == 1

@@ -162,8 +162,10 @@ def test_predict_refuses_outside_the_range_and_bad_points():
     with pytest.raises(ValueError, match="outside the measured range"):
         fit.predict(3000, 3, 1600)
     assert np.isclose(fit.predict(3000, 3, 1600, extrapolate=True), _power(3000, 3, 1600))
-    for bad in (dict(n=0, p=1, d=100), dict(n=1000, p=True, d=100), dict(n=1000, p=1, d=float("nan"))):
-        with pytest.raises(ValueError, match="must be a finite number > 0"):
+    for bad, match in ((dict(n=0, p=1, d=100), "n=0 must be a finite number > 0"),
+                       (dict(n=1000, p=True, d=100), "p=True must be a real number"),
+                       (dict(n=1000, p=1, d=float("nan")), "d=nan must be a finite real number")):
+        with pytest.raises(ValueError, match=match):
             fit.predict(**bad)
 
 

@@ -539,3 +539,8 @@ class EqualTuningArm:
 
 __all__ = ["SELECTION_RULES", "PAIRINGS", "plain", "recipe_label", "Outcome", "Runner", "Deviation",
            "MatchedDifference", "matched_difference", "ArmResult", "CommonRecipeArm", "TuningResult", "EqualTuningArm"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

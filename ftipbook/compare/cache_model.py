@@ -204,3 +204,8 @@ def measure_cache_ratio(
             pred_hybrid, pred_full,
         ))
     return out
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -338,3 +338,8 @@ __all__ = [
     "GridCeiling", "representational_ceiling", "ReachedPoint", "ReachableSet", "optimizer_reachable",
     "CeilingLayers", "ceiling_layers", "GridCell", "DifferenceGrid", "difference_grid", "answer_probability",
 ]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -1,4 +1,4 @@
-"""Argument checks shared by the comparison modules.
+"""Argument checks shared by the comparison modules (a thin layer over :mod:`ftipbook._validate`).
 
 Each check returns the value it accepts and refuses anything else before work starts, with an
 error that names the argument and the value: ``TypeError`` for a value of the wrong kind,
@@ -6,17 +6,10 @@ error that names the argument and the value: ``TypeError`` for a value of the wr
 """
 from __future__ import annotations
 
-import math
-from numbers import Real
+from ftipbook import _validate
 
 
 def real(name: str, value: object, *, finite: bool = True) -> float:
-    """``value`` as a float: a real number (not a bool), never NaN, and finite unless ``finite=False``."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if math.isnan(value):
-        raise ValueError(f"{name}={value!r} must be a {'finite ' if finite else ''}real number")
-    if finite and not math.isfinite(value):
-        raise ValueError(f"{name}={value!r} must be a finite real number")
-    return value
+    """``value`` as a float: a real number (not a bool; numpy scalars and ``Fraction`` s are), never
+    NaN, and finite unless ``finite=False``."""
+    return _validate.real(name, value, finite=finite)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from numbers import Real
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ftipbook import _validate
 from ftipbook.model.accounting import cache_bytes, flops_per_token
 from ftipbook.model.config import ModelConfig
 
@@ -96,15 +98,22 @@ def checkpoint_cost_vector(record: Mapping, context: int) -> "CostVector":
 
 
 def _check_cost(name: str, value: object) -> float | Unknown:
+    """A cost coordinate: a real number in ``[0, +inf]`` (numpy scalars and ``Fraction`` s too,
+    as a ``float``) or UNKNOWN."""
     if isinstance(value, Unknown):
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if _validate.is_bool(value) or not isinstance(value, Real):
         raise TypeError(
             f"cost coordinate {name!r} must be a real number in [0, inf] or UNKNOWN, got {type(value).__name__} {value!r}"
         )
-    if math.isnan(value) or value < 0:
+    try:
+        x = float(value)
+    except OverflowError:
+        _validate.real(f"cost coordinate {name!r}", value, finite=False)  # raises, naming the coordinate
+        raise
+    if math.isnan(x) or x < 0:
         raise ValueError(f"cost coordinate {name!r}={value!r} must lie in [0, inf] (use UNKNOWN when not measured)")
-    return value
+    return value if type(value) in (int, float) else x
 
 
 @dataclass(frozen=True)
@@ -317,3 +326,8 @@ def pareto_dominates(a: CostVector, b: CostVector) -> bool | Unknown:
     if unknown:
         return Unknown(f"dominance undetermined: unknown coordinate(s) {', '.join(unknown)}")
     return any(a[n] < b[n] for n in known)
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

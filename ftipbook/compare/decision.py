@@ -194,3 +194,8 @@ def decision_rule(a: ThresholdCostClaim, b: ThresholdCostClaim, needs: Sequence[
 
 __all__ = ["WITNESS", "INVERSE_FRONTIER", "COST_KINDS", "VERDICTS", "ThresholdCostClaim", "Decision",
            "decision_rule"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

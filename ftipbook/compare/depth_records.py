@@ -27,6 +27,7 @@ from typing import ClassVar
 
 import torch
 
+from ftipbook import _validate
 from ftipbook.artifact import weights_sha256
 from ftipbook.compare.cost import UNKNOWN, Unknown
 from ftipbook.compare.measure import count_flops, timed
@@ -37,6 +38,9 @@ from ftipbook.model.transformer import DecoderLM, as_tokens
 from ftipbook.train.config import RunRandomness, TrainConfig
 
 
+#: Declared upper bounds on the work of one capture: tokens decoded per run, and timed repeats.
+MAX_NEW_TOKENS, MAX_REPEATS = 2**16, 1000
+
 def _prompt(model: object, prompt: object, new_tokens: object) -> torch.Tensor:
     if not isinstance(model, DecoderLM):
         raise TypeError(f"model must be an ftipbook DecoderLM (or a subclass), got {type(model).__name__}")
@@ -46,8 +50,7 @@ def _prompt(model: object, prompt: object, new_tokens: object) -> torch.Tensor:
     if tokens.dim() != 2 or 0 in tokens.shape:
         raise ValueError(f"prompt must be a non-empty [T] or [B, T] token sequence, got shape {tuple(tokens.shape)}")
     model.check_tokens(tokens, name="prompt")
-    if isinstance(new_tokens, bool) or not isinstance(new_tokens, int) or new_tokens < 0:
-        raise ValueError(f"new_tokens={new_tokens!r} must be an int >= 0")
+    _validate.integer("new_tokens", new_tokens, low=0, high=MAX_NEW_TOKENS)
     return tokens
 
 
@@ -90,7 +93,9 @@ class DecodeRun:
 
 @torch.no_grad()
 def run_decode(model: DecoderLM, prompt: torch.Tensor, new_tokens: int) -> DecodeRun:
-    """Greedy cached decoding of ``new_tokens`` after ``prompt [B, T]``, counted and timed."""
+    """Greedy cached decoding of ``new_tokens`` (at most ``MAX_NEW_TOKENS``) after ``prompt [B, T]``,
+    counted and timed."""
+    prompt = _prompt(model, prompt, new_tokens)
     was_training = model.training
     model.eval()
     counter = _PassCounter(model)
@@ -230,6 +235,7 @@ class DepthReuseRecord(Record):
         """
         tokens = _prompt(model, prompt, new_tokens)
         _count("DepthReuseRecord.capture", "repeats", repeats, 1)
+        _validate.integer("repeats", repeats, high=MAX_REPEATS)
         runs = [run_decode(model, tokens, new_tokens) for _ in range(repeats)]
         computation = ComputationAxisRecord.from_run(model, runs[0])
         token_flops, pass_flops = _step_flops(model, tokens)
@@ -436,3 +442,8 @@ def intervention_groups(a: SeparableRecord, b: SeparableRecord) -> dict[str, tup
             raise ValueError(f"{change.path} is unrecorded on one side; record it before grouping the changes")
         out.setdefault(change.path.split(".")[0], []).append(change.path)
     return {group: tuple(paths) for group, paths in out.items()}
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -66,3 +66,8 @@ def conditions(source_key: str) -> dict[str, PublishedValue]:
         raise ValueError(f"source_key={source_key!r} is not a depth-reuse source; allowed: {', '.join(SOURCES)}")
     return {name: r for name, r in DEPTH_REUSE.records.items()
             if r.source_key == source_key and r.unit.startswith("assumption: ")}
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -428,3 +428,8 @@ def iso_quality_ratio(a: DeclaredFrontier, b: DeclaredFrontier, q: float) -> Iso
         what = "the putative ratio 0/0 is excluded" if ca.value == 0 else "the denominator must be positive"
         return Undefined(f"C_B(q) = 0 for {b.system} at q={cb.q:g}: {what}")
     return IsoQualityRatio(ca.value / cb.value, ca.q, ca, cb)
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -509,3 +509,8 @@ def crossing_points(curves: GridCurves, a: str, b: str, *, tolerance: float = 0.
     """
     order = pointwise_order(curves, a, b, tolerance=tolerance)
     return order_crossings(curves.grid, order, a, b)
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

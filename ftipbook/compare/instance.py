@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from ftipbook import _validate
 from ftipbook.compare.cost import UNKNOWN, CostVector, Scalarization, Unknown
 from ftipbook.compare.records import (GENERIC_LABELS, ComparisonArm, Record, SystemsRecord, TrainingRecord,
                                       check_common_conditions, describe_variant, diff_records, missing_fields)
@@ -61,6 +62,9 @@ class MissingField(ValueError):
 class InterfaceMismatch(ValueError):
     """A map does not realize a declared interface on some input (ftip-00JH)."""
 
+
+#: The most random probes :meth:`NextTokenInterface.probes` draws (each is a call of the map).
+MAX_PROBES = 100_000
 
 def _text(owner: str, name: str, value: object) -> None:
     if isinstance(value, Unknown):
@@ -119,6 +123,7 @@ class NextTokenInterface(Record):
         """Inputs on which :meth:`check` calls a map: the shortest and the longest allowed prefix (ending
         in the first and the last token id) and ``n`` more of seeded random lengths, with seeded random ids."""
         _int("probes", "n", n, 0)
+        _validate.integer("n", n, high=MAX_PROBES)
         rng = random.Random(seed)
         lengths = [1, self.context] + [rng.randint(1, self.context) for _ in range(n)]
         out = [[rng.randrange(self.vocab_size) for _ in range(length)] for length in lengths]
@@ -757,8 +762,14 @@ class ComparisonUnit:
 
 
 __all__ = [
+    "MAX_PROBES",
     "DISTRIBUTION", "MissingField", "InterfaceMismatch", "NextTokenInterface", "ModelRecord", "describe_map",
     "ArchitectureRecord", "require_architecture", "StateEntry", "OptimizerRecord", "RefinedRecord",
     "ARCHITECTURE_FIELDS", "OUTCOME_FIELDS", "describe_architecture", "ModelInstanceRecord", "Attribution",
     "attribution", "Comparability", "comparable", "ComparisonUnit",
 ]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

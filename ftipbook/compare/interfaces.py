@@ -510,3 +510,8 @@ def pigeonhole_applicability(iface: StateInterface, task: Mapping[Prefix, Hashab
 __all__ = ["CONDITIONS", "PigeonholeWitness", "pigeonhole_obstruction", "StateInterface", "QuantizedRecurrence",
            "kda_state_interface", "ConditionResult", "ApplicabilityReport", "Applicability",
            "pigeonhole_applicability"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

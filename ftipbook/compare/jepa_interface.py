@@ -256,3 +256,8 @@ def interface_log_loss(system: Any, task: Sequence[tuple[Sequence[int], int]]) -
 
 __all__ = ["LawMap", "JEPAInterface", "ParameterCountMatch", "check_comparable", "NextTokenNLL",
            "InterfaceComparison", "compare_through_interface", "interface_log_loss"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -424,3 +424,8 @@ def stable_ordering(timing: RepeatedMeasurement, run_a: Callable[[], object], ru
 __all__ = ["BASELINE_KINDS", "ROLES", "CACHE_POLICIES", "KDA_KERNELS", "check_baseline", "layer_mix", "layer_counts",
            "baseline_kind", "kda_kernels_used", "KDAInstanceRecord", "capture", "NoExactMatch", "match_d_ff",
            "CostFacts", "cost_facts", "parameter_matched_costs", "stable_ordering"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -239,3 +239,8 @@ def optimizer_state_rule(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
 
 __all__ = ["CPU_SDPA_FLOPS", "FlopCount", "count_flops", "training_step_flops", "decode_flops_per_token",
            "LiveTensorBytes", "training_step_peak_bytes", "timed", "optimizer_state_rule"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

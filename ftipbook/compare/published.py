@@ -149,9 +149,14 @@ def _exact(x: float, what: str) -> Fraction:
     return Fraction(str(x))
 
 
+#: The most decimal places a reported number is taken to have: every float prints within 340
+#: (``5e-324`` has 324), and the rounding arithmetic grows with ``10 ** decimals``.
+MAX_DECIMALS = 400
+
+
 def _check_decimals(decimals: int, what: str = "decimals") -> None:
-    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
-        raise ValueError(f"{what} must be a nonnegative int, got {decimals!r}")
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= MAX_DECIMALS:
+        raise ValueError(f"{what}={decimals!r} must be an int in [0, {MAX_DECIMALS}]")
 
 
 def decimals_of(x: float) -> int:
@@ -521,3 +526,8 @@ def get(name: str) -> PublishedValue:
 def all_records() -> Mapping[str, PublishedValue]:
     """A read-only view of every record, keyed by its (unique) name."""
     return _ALL
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -514,3 +514,8 @@ __all__ = [
     "EvaluationConditions", "TuningProtocol", "TrainingRecord", "SystemsRecord", "SystemsIntervention",
     "systems_intervention",
 ]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -326,3 +326,8 @@ __all__ = [
     "output_law_distance", "answer_probabilities", "expected_nll", "greedy_exact_match", "exact_pass_at_k",
     "expected_reward", "kl_to_reference", "standard_functionals", "FunctionalPair", "same_law_values",
 ]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -126,3 +126,8 @@ def checklist(record: ReproducibilityRecord) -> Checklist:
 
 
 __all__ = ["ITEMS", "CEILING_STATUS", "ReproducibilityRecord", "ItemResult", "Checklist", "checklist"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -333,3 +333,8 @@ class RestrictedEnvelopeArm:
 
 __all__ = ["PROCEDURES", "Runner", "interventions_from_outcomes", "AllowedClass", "UpperBound", "Envelope",
            "envelope_difference", "RestrictedEnvelopeArm"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -289,3 +289,8 @@ def indistinguishable_frontiers(measured_costs: Sequence[float], c0: float) -> I
     realizations = {theta: (Intervention("cost 0", 0.0, 0.0), Intervention("cost C0", c0, float(theta)))
                     for theta in (0, 1)}
     return IndistinguishableFrontiers(costs, c0, MappingProxyType(realizations))
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

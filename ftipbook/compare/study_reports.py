@@ -983,10 +983,15 @@ def _binomial_pmf(n: int, p: Fraction | float) -> list:
     return [math.comb(n, j) * p ** j * q ** (n - j) for j in range(n + 1)]
 
 
+#: The most paired items the exact sign test takes (its p-value is an exact sum of ``n`` binomial
+#: coefficients of ``n``-bit size; 10 000 items take well under a second).
+MAX_SIGN_TEST_N = 10_000
+
+
 def sign_test_pvalue(wins: int, n: int) -> Fraction:
     """Exact two-sided sign-test p-value ``min(1, 2 min(P(X <= wins), P(X >= wins)))``, ``X ~ Binomial(n, 1/2)``."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n={n!r} must be an int >= 1")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SIGN_TEST_N:
+        raise ValueError(f"n={n!r} must be an int in [1, {MAX_SIGN_TEST_N}] (the exact test sums n binomial terms)")
     if isinstance(wins, bool) or not isinstance(wins, int) or not 0 <= wins <= n:
         raise ValueError(f"wins={wins!r} must be an int in [0, n={n}]")
     low = Fraction(sum(math.comb(n, j) for j in range(wins + 1)), 2 ** n)
@@ -1250,3 +1255,8 @@ class StoppingReport:
         lines += [f"| {r.comparison} | {r.estimate:.4g} | {r.verdict} |" for r in self.results]
         return "\n".join(lines)
 
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -211,3 +211,8 @@ __all__ = [
     "EXACT", "NUMERIC", "APPROXIMATION", "ReferenceAttention", "LowPrecisionKVCache", "WindowKVCache",
     "variant_cache", "decode_logits", "classify_deviation",
 ]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

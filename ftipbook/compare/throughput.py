@@ -205,3 +205,8 @@ def sensitivity_range(f: float, s_lo: float, s_hi: float) -> SensitivityRange:
     if s_lo > s_hi:
         raise ValueError(f"need s_lo <= s_hi, got s_lo={s_lo!r} > s_hi={s_hi!r}")
     return SensitivityRange(f, s_lo, s_hi, throughput_factor(f, s_lo), throughput_factor(f, s_hi))
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -157,3 +157,8 @@ def example_surface() -> ToyResponseSurface:
 
 
 __all__ = ["PARAMETERS", "RECIPE_DEFAULTS", "ToyResponseSurface", "member_recipe", "recipe_grid", "example_surface"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

@@ -200,3 +200,8 @@ def check_world(setting: TradeoffSetting, world: World, tests: Mapping[str, obje
     preds = predictions(setting)
     data = simulate_study(setting, world, budgets=budgets, seed=seed)
     return {q: preds[q].check(tests[q], data[q]) for q in QUANTITIES}
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

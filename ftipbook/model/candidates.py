@@ -41,13 +41,21 @@ from collections.abc import Sequence
 
 import torch
 
+from ftipbook import _validate
 from ftipbook.model.cache import HybridCache, KVCache, LayerCache
 from ftipbook.model.generate import Generation, StopReason, _check_sampling, generate, sampling_law
 from ftipbook.model.kda import KDAState
 from ftipbook.model.mla import LatentKVCache
 from ftipbook.model.transformer import DecoderLM, as_tokens
 
-__all__ = ["candidate_seed", "sample_candidates"]
+__all__ = ["MAX_CANDIDATES", "MAX_NEW_TOKENS", "MAX_SAMPLED_TOKENS", "candidate_seed", "sample_candidates"]
+
+#: Declared upper bounds on the work of one :func:`sample_candidates` call, checked before any:
+#: ``k`` candidates per prompt, ``max_new_tokens`` per candidate, and ``N * k * max_new_tokens``
+#: tokens in all (each costs a cached forward step and 16 bytes of output buffers).
+MAX_CANDIDATES = 2**16
+MAX_NEW_TOKENS = 2**16
+MAX_SAMPLED_TOKENS = 2**26
 
 
 def candidate_seed(seed: int, prompt_index: int, candidate_index: int) -> int:
@@ -57,18 +65,11 @@ def candidate_seed(seed: int, prompt_index: int, candidate_index: int) -> int:
     and a candidate's seed does not depend on ``k`` or ``N``, so the first ``k'`` candidates of a
     run with ``k >= k'`` are those of a run with ``k'``.
     """
-    for name, value in (("seed", seed), ("prompt_index", prompt_index), ("candidate_index", candidate_index)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"{name}={value!r} must be an int, got {type(value).__name__}")
+    seed = _validate.integer("seed", seed)
+    prompt_index = _validate.integer("prompt_index", prompt_index, low=0)
+    candidate_index = _validate.integer("candidate_index", candidate_index, low=0)
     digest = hashlib.blake2b(f"{seed},{prompt_index},{candidate_index}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> 1
-
-
-def _check_count(name: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name}={value!r} must be an int >= 1, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name}={value!r} must be an int >= 1")
 
 
 def _as_prompts(model: DecoderLM, prompts: object, max_new_tokens: int) -> list[torch.Tensor]:
@@ -115,25 +116,29 @@ def _check_arguments(
     model: object,
     k: object,
     max_new_tokens: object,
-    temperature: float,
-    top_k: int | None,
-    top_p: float | None,
+    temperature: object,
+    top_k: object,
+    top_p: object,
     seed: object,
     eos_id: object,
-) -> None:
+) -> tuple[int, int, float, int | None, float | None, int | None, int | None]:
+    """The arguments in canonical Python types (numpy scalars accepted), each checked by name."""
     if not isinstance(model, DecoderLM):
         raise TypeError(f"model must be a DecoderLM, got {type(model).__name__}")
-    _check_count("k", k)
-    _check_count("max_new_tokens", max_new_tokens)
+    k = _validate.integer("k", k, low=1, high=MAX_CANDIDATES)
+    max_new_tokens = _validate.integer("max_new_tokens", max_new_tokens, low=1, high=MAX_NEW_TOKENS)
+    temperature = _validate.real("temperature", temperature, low=0.0)
+    top_k = None if top_k is None else _validate.integer("top_k", top_k, low=1)
+    top_p = None if top_p is None else _validate.real("top_p", top_p, low=0.0, high=1.0, low_open=True)
     _check_sampling(temperature, top_k, top_p)
-    if temperature > 0 and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise ValueError(f"sampling with temperature={temperature} needs an int seed, got seed={seed!r}")
+    if seed is None:
+        if temperature > 0:
+            raise ValueError(f"sampling with temperature={temperature} needs an int seed, got seed=None")
+    else:
+        seed = _validate.integer("seed", seed)  # any int: candidate_seed hashes it
     if eos_id is not None:
-        vocab = model.cfg.vocab_size
-        if not isinstance(eos_id, int) or isinstance(eos_id, bool):
-            raise TypeError(f"eos_id={eos_id!r} must be an int in [0, {vocab}) or None")
-        if not 0 <= eos_id < vocab:
-            raise ValueError(f"eos_id={eos_id} is outside [0, {vocab})")
+        eos_id = _validate.integer("eos_id", eos_id, low=0, high=model.cfg.vocab_size - 1)
+    return k, max_new_tokens, temperature, top_k, top_p, seed, eos_id
 
 
 # cache rows ------------------------------------------------------------------------------------
@@ -260,9 +265,17 @@ def sample_candidates(
     the float32 rounding caveat), computed in one batched, cached decode per prompt length.
     ``seed`` is required when ``temperature > 0``; ``temperature = 0`` makes all ``k`` candidates
     the greedy continuation.
+
+    The work is bounded before it starts: ``k <= MAX_CANDIDATES``, ``max_new_tokens <=
+    MAX_NEW_TOKENS`` and ``N * k * max_new_tokens <= MAX_SAMPLED_TOKENS``.
     """
-    _check_arguments(model, k, max_new_tokens, temperature, top_k, top_p, seed, eos_id)
+    k, max_new_tokens, temperature, top_k, top_p, seed, eos_id = _check_arguments(
+        model, k, max_new_tokens, temperature, top_k, top_p, seed, eos_id)
     tokens = _as_prompts(model, prompts, max_new_tokens)
+    if len(tokens) * k * max_new_tokens > MAX_SAMPLED_TOKENS:
+        raise ValueError(f"{len(tokens)} prompts x k={k} x max_new_tokens={max_new_tokens} = "
+                         f"{len(tokens) * k * max_new_tokens} tokens exceeds MAX_SAMPLED_TOKENS={MAX_SAMPLED_TOKENS}; "
+                         f"split the prompts into smaller calls")
     if temperature == 0:
         greedy = [generate(model, p, max_new_tokens, eos_id=eos_id) for p in tokens]
         return [[dataclasses.replace(g, tokens=g.tokens.clone(), new_tokens=g.new_tokens.clone(),
@@ -283,3 +296,4 @@ def sample_candidates(
             out[i].append(Generation(torch.cat([tokens[i], new[row, :m]]), new[row, :m].clone(),
                                      logps[row, :m].clone(), StopReason.EOS if ended else StopReason.MAX_LEN))
     return out
+

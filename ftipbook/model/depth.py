@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ftipbook import _validate
 from ftipbook.model.cache import HybridCache, LayerCache, tensor_bytes
 from ftipbook.model.config import ModelConfig
 from ftipbook.model.transformer import DecoderLM
@@ -36,10 +37,14 @@ from ftipbook.model.transformer import DecoderLM
 NEXT_TOKEN_OBJECTIVE = "next-token cross-entropy"
 
 
-def _count(name: str, value: object, low: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ValueError(f"{name}={value!r} must be an int >= {low}")
-    return value
+#: The most passes through the stack a model may be given (``with_passes``, ``FeedbackCache`` and
+#: the latent-feedback models): each pass is a full stack application per token, so this bounds
+#: the work of one forward before it starts. The note's models use at most 8.
+MAX_PASSES = 1024
+
+
+def _count(name: str, value: object, low: int, high: int | None = None) -> int:
+    return _validate.integer(name, value, low=low, high=high)
 
 
 def with_passes(model: DecoderLM, passes: int) -> DecoderLM:
@@ -47,12 +52,12 @@ def with_passes(model: DecoderLM, passes: int) -> DecoderLM:
 
     Returns a view that shares every parameter with ``model`` (training one trains the other) and
     differs only in ``cfg.n_loops = passes``: the weights and their hash are unchanged, the
-    computation is not. Its caches hold one layer cache per application, so cached decoding of the
+    computation is not (``1 <= passes <= MAX_PASSES``). Its caches hold one layer cache per application, so cached decoding of the
     view equals its full forward as for any looped model.
     """
     if not isinstance(model, DecoderLM):
         raise TypeError(f"model must be a DecoderLM, got {type(model).__name__}")
-    _count("passes", passes, 1)
+    passes = _count("passes", passes, 1, MAX_PASSES)
     view = copy.copy(model)  # a new module object over the same parameter and submodule dicts
     view.cfg = dataclasses.replace(model.cfg, n_loops=passes)
     return view
@@ -73,6 +78,7 @@ class FeedbackCache(HybridCache):
     """
 
     def __init__(self, layers: list[LayerCache], feedback_passes: int) -> None:
+        feedback_passes = _count("feedback_passes", feedback_passes, 1, MAX_PASSES)
         super().__init__(layers)
         self.carried: list[torch.Tensor | None] = [None] * (feedback_passes - 1)
 
@@ -101,7 +107,7 @@ class LatentFeedbackLM(DecoderLM):
 
     def __init__(self, cfg: ModelConfig, feedback_passes: int = 2) -> None:
         super().__init__(cfg)
-        self.feedback_passes = _count("feedback_passes", feedback_passes, 1)
+        self.feedback_passes = _count("feedback_passes", feedback_passes, 1, MAX_PASSES)
         self.feedback = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
         nn.init.zeros_(self.feedback.weight)
 
@@ -230,3 +236,8 @@ def next_latent_model(cfg: ModelConfig, latent_weight: float = 1.0, *, seed: int
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return NextLatentLM(cfg, latent_weight, head_hidden)
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

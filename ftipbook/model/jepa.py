@@ -117,13 +117,22 @@ def next_position_mask(seg_ids: torch.Tensor) -> torch.Tensor:
 
 def latent_loss(predicted: torch.Tensor, target: torch.Tensor, mask: torch.Tensor,
                 kind: str = "cosine") -> torch.Tensor:
-    """Mean latent distance between ``predicted [B, T, d]`` and ``target [B, T, d]`` over ``mask [B, T]``.
+    """Mean latent distance between ``predicted [B, T, d]`` and ``target [B, T, d]`` over the
+    positions a bool ``mask [B, T]`` selects.
 
     ``"cosine"``: ``1 - cos``; ``"mse"``: squared distance divided by ``d``. The target is detached
     (stop-gradient).
     """
     if kind not in LATENT_LOSSES:
         raise ValueError(f"kind={kind!r} is not supported; allowed: {', '.join(map(repr, LATENT_LOSSES))}")
+    for name, value in (("predicted", predicted), ("target", target), ("mask", mask)):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(f"mask must be a bool tensor [B, T] selecting positions, got dtype {mask.dtype} (an integer "
+                        f"mask would index rows); use mask.bool() for a 0/1 mask")
+    if not (predicted.is_floating_point() and target.is_floating_point()):
+        raise TypeError(f"predicted and target must be floating-point tensors, got {predicted.dtype} and {target.dtype}")
     if predicted.shape != target.shape or mask.shape != predicted.shape[:-1]:
         raise ValueError(f"predicted {tuple(predicted.shape)}, target {tuple(target.shape)} and mask "
                          f"{tuple(mask.shape)} must be [B, T, d], [B, T, d] and [B, T]")
@@ -239,6 +248,10 @@ class TiedEmbeddingReadout(nn.Module):
         return F.linear(latents, self.weight)
 
 
+#: The most full-batch optimizer steps :func:`fit_linear_readout` takes.
+MAX_READOUT_STEPS = 100_000
+
+
 def fit_linear_readout(latents: torch.Tensor, tokens: torch.Tensor, vocab_size: int, *, steps: int = 200,
                        lr: float = 0.05, seed: int = 0) -> tuple[LinearReadout, list[float]]:
     """Fit a :class:`LinearReadout` on frozen ``latents [N, d]`` to ``tokens [N]`` by full-batch Adam on
@@ -251,8 +264,8 @@ def fit_linear_readout(latents: torch.Tensor, tokens: torch.Tensor, vocab_size: 
         raise ValueError(f"vocab_size={vocab_size!r} must be an int >= 2")
     if tokens.numel() == 0 or int(tokens.min()) < 0 or int(tokens.max()) >= vocab_size:
         raise ValueError(f"tokens must be non-empty ids in [0, {vocab_size})")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps={steps!r} must be an int >= 1")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_READOUT_STEPS:
+        raise ValueError(f"steps={steps!r} must be an int in [1, {MAX_READOUT_STEPS}]")
     if isinstance(lr, bool) or not isinstance(lr, Real) or not 0 < lr < math.inf:
         raise ValueError(f"lr={lr!r} must be a positive finite number")
     x = latents.detach()
@@ -300,4 +313,9 @@ class DecodedJEPA(nn.Module):
 
 
 __all__ = ["LATENT_LOSSES", "JEPAConfig", "JEPA", "ema_update", "next_position_mask", "latent_loss",
-           "LinearReadout", "TiedEmbeddingReadout", "fit_linear_readout", "DecodedJEPA"]
+           "LinearReadout", "TiedEmbeddingReadout", "fit_linear_readout", "DecodedJEPA", "MAX_READOUT_STEPS"]
+
+
+from ftipbook._validate import guard_module  # noqa: E402 (guards the public functions defined above)
+
+guard_module(__name__)

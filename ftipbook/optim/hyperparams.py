@@ -185,10 +185,21 @@ class AdamConfig(Hyperparameters):
 
 @dataclass(frozen=True, repr=False)
 class AdamWConfig(AdamConfig):
-    """AdamW: Adam with decoupled weight decay, ``torch.optim.AdamW``'s rule and defaults."""
+    """AdamW: Adam with decoupled weight decay, ``torch.optim.AdamW``'s rule and defaults.
+
+    ``decoupled_weight_decay`` is always ``True`` (it is what makes AdamW AdamW); coupled L2 decay
+    is ``AdamConfig(decoupled_weight_decay=False)``.
+    """
 
     weight_decay: float = 1e-2
     decoupled_weight_decay: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.decoupled_weight_decay:
+            raise ValueError("decoupled_weight_decay=False is not AdamW: AdamW always decouples its weight decay "
+                             "(as torch.optim.AdamW does); for coupled L2 decay use Adam / AdamConfig("
+                             "decoupled_weight_decay=False)")
 
 
 @dataclass(frozen=True)

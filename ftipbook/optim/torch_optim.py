@@ -63,6 +63,10 @@ TORCH_GROUPS: tuple[tuple[str, frozenset[str], tuple[str, ...]], ...] = (
 )
 #: Hyperparameters a ``torch.optim`` group leaves implicit because PyTorch has only one choice.
 TORCH_IMPLIED = {"muon": {"ns_dtype": "bfloat16", "momentum_form": "ema", "orthogonalizer": "newton_schulz"}}
+#: Hyperparameters a rule sets on every loaded group, whatever the state dict says: ``torch.optim.AdamW``
+#: forces ``decoupled_weight_decay=True`` when it loads any state (an ``Adam`` state dict included), so
+#: an AdamW group stays AdamW.
+TORCH_FORCED = {"adamw": {"decoupled_weight_decay": True}}
 
 
 def _check_execution_flags(algorithm: str, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -185,7 +189,8 @@ class FunctionalOptimizer(torch.optim.Optimizer):
         spec = get(algorithm)
         values = _check_execution_flags(algorithm, saved)
         hyper = {**(TORCH_IMPLIED.get(algorithm, {}) if "algorithm" not in saved else {}),
-                 **{k: v for k, v in values.items() if k in spec.config.field_names()}}
+                 **{k: v for k, v in values.items() if k in spec.config.field_names()},
+                 **TORCH_FORCED.get(algorithm, {})}
         unknown = sorted(set(values) - set(spec.config.field_names()) - set(GROUP_KEYS) - {"param_names"})
         if unknown:
             raise ValueError(f"param group {index} of the state dict has key(s) {unknown} that {algorithm!r} does "
@@ -229,9 +234,22 @@ class Adam(FunctionalOptimizer):
 
 
 class AdamW(FunctionalOptimizer):
-    """AdamW; hyperparameters of ``AdamWConfig``; matches ``torch.optim.AdamW``."""
+    """AdamW; hyperparameters of ``AdamWConfig``; matches ``torch.optim.AdamW``.
+
+    As in ``torch.optim.AdamW``, weight decay is always decoupled: the constructor takes no
+    ``decoupled_weight_decay`` argument, and :meth:`load_state_dict` keeps every group decoupled
+    (an ``Adam`` state dict with L2 decay continues as AdamW).
+    """
 
     algorithm = "adamw"
+
+    def __init__(self, params: Iterable[Any], algorithm: str | None = None, **hyperparameters: Any) -> None:
+        if "decoupled_weight_decay" in hyperparameters:
+            raise TypeError(f"AdamW takes no decoupled_weight_decay argument (got "
+                            f"{hyperparameters['decoupled_weight_decay']!r}): AdamW always decouples its weight "
+                            f"decay, as torch.optim.AdamW does; for coupled L2 decay use "
+                            f"Adam(params, decoupled_weight_decay=False)")
+        super().__init__(params, algorithm, **hyperparameters)
 
 
 class ScalarAdam(FunctionalOptimizer):
@@ -330,5 +348,5 @@ def muon_adamw_param_groups(
 __all__ = [
     "FunctionalOptimizer", "GroupedOptimizer", "SGD", "Adam", "AdamW", "ScalarAdam", "RMSprop", "SignSGD",
     "Lion", "Adafactor", "Muon", "Shampoo", "ScaledGD", "muon_adamw_param_groups", "GROUP_KEYS",
-    "EXECUTION_FLAGS", "REFUSED_FLAGS", "TORCH_GROUPS", "TORCH_IMPLIED",
+    "EXECUTION_FLAGS", "REFUSED_FLAGS", "TORCH_FORCED", "TORCH_GROUPS", "TORCH_IMPLIED",
 ]

@@ -179,7 +179,7 @@ def test_bands_refuse_bad_input():
         Band(GRID, (0,) * 4, (Interval(1, 0, 0.9, "x"),) * 4, "p")
     with pytest.raises(ValueError, match=r"estimates\[2\]"):
         Band(GRID, (0, 0, math.nan, 0), (Interval(0, 1, 0.9, "x"),) * 4, "p")
-    with pytest.raises(TypeError, match="one sequence of scores per grid point"):
+    with pytest.raises(TypeError, match="samples=.1234. must be a sequence"):
         bootstrap_band(GRID, "1234", PROC)
     with pytest.raises(ValueError, match=r"samples\[0\].*shape \(2, 2\)"):
         bootstrap_band(GRID, [[[1, 2], [3, 4]]] * 4, PROC)

@@ -128,7 +128,7 @@ def test_architecture_record_refuses_a_map_of_another_interface(model):
         ArchitectureRecord.of(ModelRecord("x", NextTokenInterface(12, 12)), model)
     with pytest.raises(ValueError, match="family label"):
         ArchitectureRecord(ModelRecord("x", NextTokenInterface(11, 12)), "ids", "laws", "Transformer", model)
-    with pytest.raises(ValueError, match="must be given"):
+    with pytest.raises(ValueError, match="input_space=UNKNOWN must be a string"):
         ArchitectureRecord(ModelRecord("x", NextTokenInterface(11, 12)), UNKNOWN, "laws", "net", model)
     with pytest.raises(TypeError, match="ModelRecord"):
         ArchitectureRecord("x", "ids", "laws", "net", model)
@@ -136,7 +136,7 @@ def test_architecture_record_refuses_a_map_of_another_interface(model):
         describe_map(Fn(lambda p: p))
     with pytest.raises(TypeError, match="NextTokenInterface"):
         ModelRecord("x", (11, 12))
-    with pytest.raises(ValueError, match="name is required"):
+    with pytest.raises(ValueError, match="ModelRecord.name=UNKNOWN must be a string"):
         ModelRecord(UNKNOWN, NextTokenInterface(11, 12))
     looped = build_model(dataclasses.replace(CFG, n_layers=1, n_loops=2), seed=0)
     assert describe_map(looped)[2].endswith("block stack applied 2 times")
@@ -259,7 +259,7 @@ def test_instance_record_validation():
         record(train_cost=3.0)
     with pytest.raises(ValueError, match="one name"):
         record(inference_cost=CostVector({"train_flops": 1.0}, {"train_flops": "FLOP"}))
-    with pytest.raises(ValueError, match="name is required"):
+    with pytest.raises(ValueError, match="ModelInstanceRecord.name=UNKNOWN must be a string"):
         ModelInstanceRecord(UNKNOWN)
     with pytest.raises(ValueError, match="optimizer"):
         record(optimizer="")
@@ -335,7 +335,7 @@ def test_comparable_declarations_are_checked():
         comparable(a, b, varied=("checkpoint",), fixed=("checkpoint",))
     with pytest.raises(ValueError, match="neither fixed nor varied"):
         comparable(a, b, varied=("checkpoint",), fixed=("data",))
-    with pytest.raises(TypeError, match="collection"):
+    with pytest.raises(TypeError, match="varied=.checkpoint. must be a sequence"):
         comparable(a, b, varied="checkpoint")
     with pytest.raises(TypeError):
         comparable(a, SimpleNamespace(), varied=())
@@ -368,7 +368,7 @@ def test_comparison_unit_refusals():
         ((a, dataclasses.replace(b, updates=20)), "suite", "nll", W, "breaks its declaration: separate arm: updates"),
         ((a, b), "suite", "nll", Scalarization({"energy": 1.0}, {"energy": "J"}), "scalar cost of mha is unknown"),
         ((a, b), "suite", "nll", Scalarization({"train_flops": 1.0}, {"train_flops": "GFLOP"}), "unit mismatch"),
-        ((a, b), UNKNOWN, "nll", W, "must be declared"),
+        ((a, b), UNKNOWN, "nll", W, "task_family=UNKNOWN must be a string"),
     ]
     for p, task, law, w, match in cases:
         with pytest.raises(ValueError, match=match):

@@ -110,7 +110,7 @@ def test_bad_inputs_are_refused_by_name():
         inverse_cost(ETAS, math.nan)
     with pytest.raises(ValueError, match="finite"):
         inverse_cost(ETAS, math.inf)
-    with pytest.raises(TypeError, match="q must be a real number"):
+    with pytest.raises(TypeError, match="q='0.5' must be a real number"):
         inverse_cost(ETAS, "0.5")
     with pytest.raises(TypeError, match="CostInfimumFamily"):
         inverse_cost([(1.0, 0.5)], 0.5)

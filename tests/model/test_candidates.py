@@ -2,6 +2,7 @@
 import hashlib
 from collections import Counter
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -192,10 +193,13 @@ def test_property_equals_sequential_generate(make_model, lengths, k, temperature
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
-        (dict(k=0), ValueError, r"k=0 must be an int >= 1"),
-        (dict(k=2.0), TypeError, r"k=2.0 must be an int >= 1, got float"),
-        (dict(k=True), TypeError, r"k=True must be an int >= 1, got bool"),
-        (dict(max_new_tokens=0), ValueError, r"max_new_tokens=0 must be an int >= 1"),
+        (dict(k=0), ValueError, r"k=0 must be an int in \[1, 65536\]"),
+        (dict(k=10**8), ValueError, r"k=100000000 must be an int in \[1, 65536\]"),
+        (dict(k=2.0), TypeError, r"k=2.0 must be an int in \[1, 65536\], got float"),
+        (dict(k=True), TypeError, r"k=True must be an int in \[1, 65536\], got bool"),
+        (dict(max_new_tokens=0), ValueError, r"max_new_tokens=0 must be an int in \[1, 65536\]"),
+        (dict(max_new_tokens=10**12), ValueError, r"max_new_tokens=1000000000000 must be an int in \[1, 65536\]"),
+        (dict(k=2**12, max_new_tokens=2**15), ValueError, r"2 prompts x k=4096 x max_new_tokens=32768 .* MAX_SAMPLED_TOKENS"),
         (dict(max_new_tokens="4"), TypeError, r"max_new_tokens='4' must be an int"),
         (dict(prompts=[]), ValueError, r"prompts must hold at least one prompt"),
         (dict(prompts=[1, 2, 3]), TypeError, r"prompts\[0\]=1 must be a token sequence .* pass \[prompt\]"),
@@ -206,11 +210,15 @@ def test_property_equals_sequential_generate(make_model, lengths, k, temperature
         (dict(prompts=[[1, -2]]), ValueError, r"prompts\[0\]\[1\] = -2 is outside the vocabulary"),
         (dict(prompts=[[1.5, 2.0]]), ValueError, r"prompts\[0\]: .*integer"),
         (dict(seed=None), ValueError, r"temperature=1.0 needs an int seed, got seed=None"),
-        (dict(temperature=-1.0), ValueError, r"temperature=-1.0 must be a finite number >= 0"),
-        (dict(top_p=0.0), ValueError, r"top_p=0.0 must lie in \(0, 1\]"),
+        (dict(seed=1.5), TypeError, r"seed=1.5 must be an int, got float"),
+        (dict(seed="0"), TypeError, r"seed='0' must be an int"),
+        (dict(temperature=float("nan")), ValueError, r"temperature=nan must be a finite real number"),
+        (dict(temperature="1"), TypeError, r"temperature='1' must be a real number"),
+        (dict(temperature=-1.0), ValueError, r"temperature=-1.0 must be a real number >= 0"),
+        (dict(top_p=0.0), ValueError, r"top_p=0.0 must be a real number in \(0.0, 1.0\]"),
         (dict(top_k=0), ValueError, r"top_k=0 must be an int >= 1"),
-        (dict(eos_id=61), ValueError, r"eos_id=61 is outside \[0, 61\)"),
-        (dict(eos_id=2.0), TypeError, r"eos_id=2.0 must be an int in \[0, 61\) or None"),
+        (dict(eos_id=61), ValueError, r"eos_id=61 must be an int in \[0, 60\]"),
+        (dict(eos_id=2.0), TypeError, r"eos_id=2.0 must be an int in \[0, 60\], got float"),
         (dict(model="lm"), TypeError, r"model must be a DecoderLM, got str"),
     ],
 )
@@ -225,3 +233,15 @@ def test_learned_positions_bound_the_length(make_model):
     sample_candidates(model, [[1] * 40], 2, 9, seed=0)  # 40 + 9 - 1 = 48 positions: allowed
     with pytest.raises(ValueError, match=r"prompts\[1\] has length 41; with max_new_tokens=9 it needs 49 positions"):
         sample_candidates(model, [[1] * 3, [1] * 41], 2, 9, seed=0)
+
+
+def test_numpy_scalars_are_numbers(make_model):
+    """np.int64 / np.float32 arguments (as a loop over np.arange gives) act as the Python numbers."""
+    model = make_model()
+    plain = sample_candidates(model, [[1, 2]], 2, 3, temperature=0.5, seed=7, eos_id=4)
+    numpy = sample_candidates(model, [[1, 2]], np.int64(2), np.int64(3), temperature=np.float32(0.5),
+                              seed=np.int64(7), eos_id=np.int64(4))
+    assert [[g.tokens.tolist() for g in row] for row in numpy] == [[g.tokens.tolist() for g in row] for row in plain]
+    assert candidate_seed(np.int64(7), np.int64(0), np.int64(1)) == candidate_seed(7, 0, 1)
+    with pytest.raises(TypeError, match="candidate_index=True must be an int"):
+        candidate_seed(7, 0, True)

@@ -281,3 +281,36 @@ def test_torch_state_dict_with_a_refused_flag_is_refused():
 def test_malformed_state_dicts_get_clear_errors(bad, match):
     with pytest.raises((TypeError, ValueError), match=match):
         ours.Adam([torch.zeros(3, requires_grad=True)]).load_state_dict(bad)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
+def test_adam_state_dict_loaded_into_adamw_stays_adamw_as_torch_does(dtype):
+    """torch.optim.AdamW forces decoupled decay on every loaded group (issue 25): an Adam state dict
+    with L2 decay continues as AdamW in torch, so it must in ftipbook too."""
+    params, grads = _problem(SHAPES, dtype, steps=8)
+    source = _leaves(params)
+    adam = torch.optim.Adam(source, lr=0.01, weight_decay=0.1)
+    _run(adam, source, grads[:4])
+    theirs = [p.detach().clone().requires_grad_() for p in source]
+    mine = [p.detach().clone().requires_grad_() for p in source]
+    torch_opt, my_opt = torch.optim.AdamW(theirs), ours.AdamW(mine)
+    torch_opt.load_state_dict(adam.state_dict())
+    my_opt.load_state_dict(adam.state_dict())
+    assert torch_opt.param_groups[0]["decoupled_weight_decay"] is True
+    assert my_opt.param_groups[0]["decoupled_weight_decay"] is True
+    _run(torch_opt, theirs, grads[4:])
+    _run(my_opt, mine, grads[4:])
+    _assert_identical(mine, theirs)
+
+
+@pytest.mark.parametrize("value", [False, True])
+def test_adamw_takes_no_decoupled_weight_decay_argument_as_torch(value):
+    p = [torch.zeros(2, requires_grad=True)]
+    with pytest.raises(TypeError, match="decoupled_weight_decay"):
+        torch.optim.AdamW(p, decoupled_weight_decay=value)
+    with pytest.raises(TypeError, match="decoupled_weight_decay"):
+        ours.AdamW(p, decoupled_weight_decay=value)
+    with pytest.raises(ValueError, match="decoupled_weight_decay=False"):
+        AdamWConfig(decoupled_weight_decay=False)
+    with pytest.raises(ValueError, match="decoupled_weight_decay=False"):
+        ours.GroupedOptimizer([{"params": p, "algorithm": "adamw", "decoupled_weight_decay": False}])
