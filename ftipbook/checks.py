@@ -61,7 +61,7 @@ def is_real(value: object) -> bool:
 def boolean(name: str, value: object) -> bool:
     """``value`` as a bool: ``True``, ``False`` or a numpy bool; anything else is a ``TypeError``."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, {_got(value)}")
+        raise TypeError(f"{name} must be a bool (True or False), {_got(value)}")
     return bool(value)
 
 
@@ -76,9 +76,10 @@ def _range(low: object, high: object, low_open: bool = False, high_open: bool = 
 
 
 def integer(name: str, value: object, low: int | None = None, high: int | None = None) -> int:
-    """``value`` as an ``int`` in ``[low, high]`` (either end may be open-ended with ``None``)."""
+    """``value`` as an ``int`` in ``[low, high]`` (either end may be open-ended with ``None``): a
+    ``ValueError`` for a number that is not an int (``1.7``, ``True``), a ``TypeError`` for a non-number."""
     if not is_int(value):
-        raise TypeError(f"{name} must be an int{_range(low, high)}, {_got(value)}")
+        raise (ValueError if isinstance(value, (Real, np.bool_)) else TypeError)(f"{name} must be an int{_range(low, high)}, {_got(value)}")
     value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValueError(f"{name} must be an int{_range(low, high)}, got {show(value)}")
@@ -98,15 +99,15 @@ def real(name: str, value: object, low: object = None, high: object = None, *, l
          high_open: bool = False, finite: bool = True) -> int | float | Fraction:
     """``value`` as a real number (ints and ``Fraction`` objects kept exact, numpy floats as ``float``),
     finite unless ``finite=False``, within the given bounds."""
-    allowed = f"a {'finite ' if finite else ''}real number{_range(low, high, low_open, high_open)}"
+    allowed = f"a {'finite ' if finite else ''}number{_range(low, high, low_open, high_open)}"
     if not is_real(value):
-        raise TypeError(f"{name} must be {allowed}, {_got(value)}")
+        raise TypeError(f"{name} must be {allowed} (an int, float or Fraction), {_got(value)}")
     if isinstance(value, np.integer):
         value = int(value)
     elif not isinstance(value, (int, Fraction)):
         value = float(value)
         if math.isnan(value) or (finite and math.isinf(value)):
-            raise ValueError(f"{name} must be {allowed}, got {show(value)}")
+            raise ValueError(f"{name} must be {allowed}, got the non-finite value {show(value)}")
     if ((low is not None and (value <= low if low_open else value < low))
             or (high is not None and (value >= high if high_open else value > high))):
         raise ValueError(f"{name} must be {allowed}, got {show(value)}")
@@ -153,12 +154,14 @@ def instance(name: str, value: object, kind: type | tuple[type, ...]) -> Any:
 
 
 def rng(name: str, value: object) -> random.Random:
-    return instance(name, value, random.Random)
+    if not isinstance(value, random.Random):
+        raise TypeError(f"{name} must be a random.Random, {_got(value)}")
+    return value
 
 
 def mapping(name: str, value: object, *, nonempty: bool = True) -> Mapping:
     if not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping, {_got(value)}")
+        raise TypeError(f"{name} must be a mapping {{key: value}}, {_got(value)}")
     if nonempty and not value:
         raise ValueError(f"{name} must be a nonempty mapping, got {show(value)}")
     return value
