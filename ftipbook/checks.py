@@ -82,7 +82,7 @@ def integer(name: str, value: object, low: int | None = None, high: int | None =
         raise (ValueError if isinstance(value, (Real, np.bool_)) else TypeError)(f"{name} must be an int{_range(low, high)}, {_got(value)}")
     value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"{name} must be an int{_range(low, high)}, got {show(value)}")
+        raise ValueError(f"{name}={show(value)} must be an int{_range(low, high)}")
     return value
 
 
@@ -107,10 +107,10 @@ def real(name: str, value: object, low: object = None, high: object = None, *, l
     elif not isinstance(value, (int, Fraction)):
         value = float(value)
         if math.isnan(value) or (finite and math.isinf(value)):
-            raise ValueError(f"{name} must be {allowed}, got the non-finite value {show(value)}")
+            raise ValueError(f"{name}={show(value)} must be {allowed} (it is non-finite)")
     if ((low is not None and (value <= low if low_open else value < low))
             or (high is not None and (value >= high if high_open else value > high))):
-        raise ValueError(f"{name} must be {allowed}, got {show(value)}")
+        raise ValueError(f"{name}={show(value)} must be {allowed}")
     return value
 
 
@@ -129,7 +129,7 @@ def text(name: str, value: object, *, empty: bool = False) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a {'' if empty else 'nonempty '}str, {_got(value)}")
     if not empty and not value.strip():
-        raise ValueError(f"{name} must be a nonempty str, got {show(value)}")
+        raise ValueError(f"{name}={show(value)} must be a nonempty str")
     return value
 
 
