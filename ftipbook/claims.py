@@ -560,7 +560,8 @@ class ConfidenceRule:
     def interval(self, successes: int, trials: int) -> Interval:
         """The interval for a success probability after ``successes`` out of ``trials``."""
         trials = _count("trials", trials, 1, MAX_TRIALS)
-        return clopper_pearson(_count("successes", successes, 0, trials), trials, self.level)
+        successes = _count("successes", successes, 0, trials)
+        return clopper_pearson(successes, trials, self.level)
 
     def is_exact(self, successes: int, trials: int, interval: Interval, delta: float = 1e-7) -> bool:
         """Whether ``interval``'s ends are where the exact binomial tails cross ``(1 - level) / 2``,
@@ -776,7 +777,7 @@ def elicitation_witness(before: Measurement, after: Measurement, *, eps: Amount,
     eps = _threshold("eps", eps)
     if eps == 0:
         raise ValueError("eps must be > 0: the tolerance of an elicitation witness is positive")
-    _pair(before, after, ("event", "evaluator", "protocol", "budget"))
+    _pair(before, after, ("event", "evaluator", "budget", "protocol"))
     i0, i1 = rule.interval(before.successes, before.trials), rule.interval(after.successes, after.trials)
     certified, failed = [], []
     if i0.low >= eps:

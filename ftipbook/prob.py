@@ -36,7 +36,7 @@ _TOL = 1e-9
 #: The most draws :meth:`FiniteLaw.samples` makes in one call.
 MAX_SAMPLES = 10**7
 #: The most nodes :class:`PrefixTree` expands (enumeration is exponential in ``max_len``).
-MAX_TREE_NODES = 10**6
+MAX_TREE_NODES = 10**5
 #: How far the probabilities of a floating-point next-token law may sum from 1.
 LAW_SUM_TOL = 1e-6
 #: The largest float; a float law's weights must stay below it.
@@ -131,7 +131,7 @@ class FiniteLaw:
         chosen = set(chosen)
         unknown = chosen - set(self._p)
         if unknown:
-            raise ValueError(f"{name} has outcomes outside X: {sorted(map(show, unknown))[:5]}")
+            raise ValueError(f"the event has outcomes outside X ({name}): {sorted(map(show, unknown))[:5]}")
         return chosen
 
     def prob(self, event: Iterable[Hashable] | Callable[[Hashable], bool]) -> Prob:
@@ -161,7 +161,8 @@ class FiniteLaw:
     def expectation(self, z: Callable[[Hashable], Prob]) -> Prob:
         """``E_{x~p}[Z(x)] = sum_x p(x) Z(x)``; ``Z`` must give finite real numbers."""
         checks.function("z", z)
-        return sum(v * checks.real(f"z({show(x)})", z(x)) for x, v in self._p.items())
+        z = _real_valued(z)
+        return sum(v * z(x) for x, v in self._p.items())
 
     def pushforward(self, f: Callable[[Hashable], Hashable]) -> FiniteLaw:
         """The law of the random variable ``f``: ``p_f(y) = p(f^{-1}({y}))``."""
@@ -396,7 +397,8 @@ def prefix(x: Sequence[Hashable], t: int) -> tuple:
     if not checks.is_int(t) or not 1 <= t <= len(x) + 1:
         raise (ValueError if checks.is_int(t) else TypeError)(
             f"t must be an int in 1..{len(x) + 1} (positions are one-based), got {show(t)}")
-    return tuple(x[: int(t) - 1])
+    t = int(t)
+    return tuple(x[: t - 1])
 
 
 def is_completed(y: Sequence[int], eos: int) -> bool:
@@ -431,6 +433,11 @@ def _next_law(lm: NextTokenLaw, context: Sequence[int]) -> Sequence[Prob]:
     return law
 
 
+def _real_valued(z: Callable[[Hashable], Prob]) -> Callable[[Hashable], Prob]:
+    """``z``, with each value checked to be a finite real number (a ValueError naming ``z`` otherwise)."""
+    return lambda x: checks.real(f"z({show(x)})", z(x))
+
+
 def _check_lm(lm: object) -> NextTokenLaw:
     if not isinstance(lm, NextTokenLaw):
         raise TypeError(f"lm must have a next_token_law method (a NextTokenLaw), got {type(lm).__name__}")
@@ -439,7 +446,7 @@ def _check_lm(lm: object) -> NextTokenLaw:
 
 def _factor(law: Sequence[Prob], token: int) -> Prob:
     if not 0 <= token < len(law):
-        raise ValueError(f"token {token} is outside the law's vocabulary of size {len(law)}")
+        raise ValueError(f"continuation: token {token} is outside the law's vocabulary of size {len(law)}")
     return law[token]
 
 
@@ -449,11 +456,8 @@ def token_probs(lm: NextTokenLaw, prompt: Sequence[int], continuation: Sequence[
     context = checks.token_ids("prompt", prompt)
     out = []
     for y in checks.token_ids("continuation", continuation):
-        law = _next_law(lm, context)
-        if y >= len(law):
-            raise ValueError(f"continuation: token {y} is outside the law's vocabulary of size {len(law)}")
-        out.append(law[y])
-        context.append(y)
+        out.append(_factor(_next_law(lm, context), int(y)))
+        context.append(int(y))
     return out
 
 
@@ -528,8 +532,8 @@ class PrefixTree:
         """The product of the edge probabilities along ``continuation`` (0 off the tree)."""
         node, mass = (), Fraction(1)
         for token in checks.token_ids("continuation", continuation):
-            p = self.edges.get(node, {}).get(token, 0)
-            mass, node = mass * p, node + (token,)
+            p = self.edges.get(node, {}).get(int(token), 0)
+            mass, node = mass * p, node + (int(token),)
         return mass
 
     def mass(self, reason: StopReason | None = None) -> Prob:

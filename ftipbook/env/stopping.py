@@ -111,8 +111,8 @@ class Stopping:
     def sample(self, history: PublicHistory, t_max: int, rng: random.Random) -> StopCause | None:
         """The cause of stopping at ``H_t``, or ``None`` to continue; a draw only for a random rule."""
         check_rng(rng)
-        check_history(history)
         check_int("t_max", t_max, high=None)
+        check_history(history)
         for rule in self.rules:
             q = rule.stop_prob(history)
             if q == 1 or (q > 0 and rng.random() < q):

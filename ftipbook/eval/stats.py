@@ -91,9 +91,9 @@ def _percentile(stats: np.ndarray, level: float, method: str) -> Interval:
 
 def bootstrap_mean_ci(values: Sequence[float], *, level: float = 0.95, n_boot: int = 2000, seed: int = 0) -> Interval:
     """Percentile bootstrap interval of the mean of ``values`` (resampling the values with replacement)."""
-    x, level, n_boot = _scores("values", values, 2), _level(level), _n_boot(n_boot)
+    x, level, _ = _scores("values", values, 2), _level(level), _n_boot(n_boot)
     rng = np.random.Generator(np.random.PCG64(checks.seed("seed", seed)))
-    means = x[rng.integers(0, len(x), size=(n_boot, len(x)))].mean(axis=1)
+    means = x[rng.integers(0, len(x), size=(_n_boot(n_boot), len(x)))].mean(axis=1)
     return _percentile(means, level, "percentile bootstrap of the mean")
 
 
@@ -259,11 +259,11 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, n_boot: int = 20
     x, y = _scores("a", a, 2), _scores("b", b, 2)
     if len(x) != len(y):
         raise ValueError(f"paired scores need the same items: len(a)={len(x)} != len(b)={len(y)}")
-    n_boot, level, seed = _n_boot(n_boot), _level(level), checks.seed("seed", seed)
+    _n_boot(n_boot), _level(level), checks.seed("seed", seed)
     d = x - y
     rng = np.random.Generator(np.random.PCG64(seed))
-    means = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
-    return BootstrapResult(float(d.mean()), _percentile(means, level, "paired percentile bootstrap"),
+    means = d[rng.integers(0, len(d), size=(_n_boot(n_boot), len(d)))].mean(axis=1)
+    return BootstrapResult(float(d.mean()), _percentile(means, _level(level), "paired percentile bootstrap"),
                            len(x), len(y), n_boot, seed)
 
 
