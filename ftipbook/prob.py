@@ -395,7 +395,7 @@ def prefix(x: Sequence[Hashable], t: int) -> tuple:
     """``x_{<t} = x_{1:t-1}`` with one-based ``t`` in ``1..|x|+1``; ``x_{<1}`` is empty (ftip-000G)."""
     x = checks.items("x", x)
     if not checks.is_int(t) or not 1 <= t <= len(x) + 1:
-        raise (ValueError if checks.is_int(t) else TypeError)(
+        raise (ValueError if isinstance(t, (int, float, Fraction)) or checks.is_real(t) else TypeError)(
             f"t must be an int in 1..{len(x) + 1} (positions are one-based), got {show(t)}")
     t = int(t)
     return tuple(x[: t - 1])
