@@ -695,6 +695,8 @@ class Measurement:
         """Count the ``True`` entries of a sequence of per-trial bools."""
         outcomes = [checks.boolean(f"outcomes[{i}]", o)
                     for i, o in enumerate(checks.items("outcomes", outcomes, what="bools"))]
+        if not outcomes:
+            raise ValueError("outcomes is empty: a measurement needs trials >= 1 (one bool per trial)")
         return cls(sum(outcomes), len(outcomes), event, evaluator, protocol, budget)
 
     @property

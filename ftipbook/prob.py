@@ -37,6 +37,8 @@ _TOL = 1e-9
 MAX_SAMPLES = 10**7
 #: The most nodes :class:`PrefixTree` expands (enumeration is exponential in ``max_len``).
 MAX_TREE_NODES = 10**5
+#: The longest continuation :class:`PrefixTree` enumerates (``max_len``).
+MAX_TREE_DEPTH = 4096
 #: How far the probabilities of a floating-point next-token law may sum from 1.
 LAW_SUM_TOL = 1e-6
 #: The largest float; a float law's weights must stay below it.
@@ -491,15 +493,15 @@ class PrefixTree:
 
     ``edges[node][token]`` is ``pi(token | prompt node)`` for each node (a continuation prefix,
     a tuple of ids) and token of positive probability; the leaves are the stopped continuations.
-    Enumeration is exponential in ``max_len``: meant for small vocabularies and caps; a tree of more
-    than :data:`MAX_TREE_NODES` nodes is refused.
+    Enumeration is exponential in ``max_len``: meant for small vocabularies and caps; ``max_len`` is at
+    most :data:`MAX_TREE_DEPTH` and a tree of more than :data:`MAX_TREE_NODES` nodes is refused.
     """
 
     def __init__(self, lm: NextTokenLaw, prompt: Sequence[int], *, eos: int | None, max_len: int) -> None:
         _check_lm(lm)
         self.prompt = tuple(checks.token_ids("prompt", prompt))
         self.eos = checks.optional_integer("eos", eos, 0)
-        self.max_len = checks.integer("max_len", max_len, 1)
+        self.max_len = checks.integer("max_len", max_len, 1, MAX_TREE_DEPTH)
         self.edges: dict[tuple[int, ...], dict[int, Prob]] = {}
         self.leaves: list[Continuation] = []
         self._expand(lm)

@@ -861,7 +861,7 @@ class Evaluator:
 
     def score(self, instance_id: str, o: str, omega: int) -> tuple[float, ...]:
         """``u_T(x, o; omega)``; the declared inadmissible value when ``Adm_T(x, o)`` fails."""
-        checks.seed("omega", omega)
+        omega = checks.seed("omega", omega)
         if _RUNNING.get() is not None:
             raise InformationBoundaryError(f"protocol {_RUNNING.get()!r} called the evaluator (ftip-001V)")
         item = self.task[instance_id]

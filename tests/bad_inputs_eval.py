@@ -763,7 +763,7 @@ def entries() -> tuple[Entry, ...]:
         # ---------------------------------------------------------------- eval
         E("eval.metrics.discovery_probability", M.discovery_probability, dict(p=0.1, n=3), {
             "p": PROB[:-2] + ([0.5, 1.5], [NAN], "ab"), "n": count(0, optional=True)},
-          {"p": PROB_GOOD + ((0.5, 0.25),), "n": INT_GOOD}),
+          {"p": PROB_GOOD, "n": INT_GOOD}),
         E("eval.metrics.pass_at_k", M.pass_at_k, dict(item_probs=[0.1, 0.2], k=3), {
             "item_probs": (5 + 0j, None, [], [1.5], [NAN], "ab", [[0.1]]), "k": count(1)},
           {"item_probs": (np.float32(0.5), F(1, 2), [np.float32(0.5)], gen(*[0.5])), "k": INT_GOOD}),

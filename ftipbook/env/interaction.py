@@ -156,8 +156,7 @@ class Interaction:
     def samples(self, n: int, seed: int) -> list[StoppedTrajectory]:
         """``n`` independent trajectories (at most 10**6) with ``random.Random(seed)``, ``seed`` in ``[0, 2**64)``."""
         check_int("n", n, low=1)
-        checks.seed("seed", seed)
-        rng = random.Random(seed)
+        rng = random.Random(checks.seed("seed", seed))
         return [self.sample(rng) for _ in range(n)]
 
     def estimate(self, event: Callable[[StoppedTrajectory], bool], n: int, seed: int,

@@ -72,7 +72,7 @@ def pass_at_k(item_probs: Probability | Sequence[Probability], k: int) -> Probab
     k = _count("k", k, 1)
     probs = [item_probs] if isinstance(item_probs, Real) else checks.items("item_probs", item_probs)
     if not probs:
-        raise ValueError("pass_at_k needs at least one item probability")
+        raise ValueError("item_probs is empty: pass_at_k needs at least one item probability")
     values = [discovery_probability(_probability(f"item_probs[{i}]", p), k) for i, p in enumerate(probs)]
     return sum(values, start=Fraction(0)) / len(values) if all(isinstance(v, Fraction) for v in values) \
         else math.fsum(values) / len(values)
