@@ -36,9 +36,10 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
-from numbers import Real
 
-from ftipbook.eval.stats import Interval, clopper_pearson
+from ftipbook import checks
+from ftipbook.checks import show
+from ftipbook.eval.stats import MAX_TRIALS, Interval, clopper_pearson
 from ftipbook.prob import FiniteLaw
 
 Amount = int | Fraction | float
@@ -62,39 +63,29 @@ class TransferLeakError(ValueError):
 
 
 # --- validation helpers ---------------------------------------------------------------------------
+#: The most trials :func:`binomial_tail` (and so :meth:`ConfidenceRule.is_exact` and
+#: :meth:`ConfidenceRule.certification_probability`) sums exactly in rationals (about 3 s at the bound).
+MAX_EXACT_TRIALS = 10**4
+
+
 def _name(arg: str, value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise TypeError(f"{arg} must be a nonempty string, got {type(value).__name__} {value!r}")
-    return value
+    return checks.text(arg, value)
 
 
 def _amount(arg: str, value: object) -> Amount:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{arg} must be an int, Fraction or float, got {type(value).__name__} {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{arg}={value!r} must be a finite number >= 0")
-    return value if isinstance(value, (int, Fraction)) else float(value)
+    return checks.real(arg, value, 0)
 
 
-def _count(arg: str, value: object, low: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{arg} must be an int, got {type(value).__name__} {value!r}")
-    if value < low:
-        raise ValueError(f"{arg}={value!r} must be >= {low}")
-    return value
+def _count(arg: str, value: object, low: int = 0, high: int | None = None) -> int:
+    return checks.integer(arg, value, low, high)
 
 
 def _threshold(arg: str, value: object) -> Amount:
-    value = _amount(arg, value)
-    if value > 1:
-        raise ValueError(f"{arg}={value!r} must lie in [0, 1]")
-    return value
+    return checks.probability(arg, value)
 
 
 def _tuple_of(arg: str, values: object, kind: type) -> tuple:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise TypeError(f"{arg} must be a sequence of {kind.__name__}, got {type(values).__name__}")
-    out = tuple(values)
+    out = tuple(checks.items(arg, values, what=f"{kind.__name__} objects"))
     bad = [v for v in out if not isinstance(v, kind)]
     if bad:
         raise TypeError(f"{arg} must hold only {kind.__name__} objects, got {type(bad[0]).__name__} {bad[0]!r}")
@@ -115,10 +106,10 @@ class Quantity:
 
     def _same_unit(self, other: object, op: str) -> Quantity:
         if not isinstance(other, Quantity):
-            raise TypeError(f"cannot {op} a Quantity and a {type(other).__name__}")
+            raise TypeError(f"cannot {op} a Quantity and a {type(other).__name__}: other must be a Quantity")
         if other.unit != self.unit:
             raise UnitMismatchError(
-                f"cannot {op} {self} and {other}: units {self.unit!r} and {other.unit!r} differ; "
+                f"cannot {op} {self} and other={other}: units {self.unit!r} and {other.unit!r} differ; "
                 f"declare a CostModel that converts both to one unit")
         return other
 
@@ -149,7 +140,7 @@ class CostModel:
     def __post_init__(self) -> None:
         _name("unit", self.unit)
         if not isinstance(self.rates, Mapping) or not self.rates:
-            raise TypeError(f"rates must be a nonempty mapping {{unit: cost per unit}}, got {self.rates!r}")
+            raise TypeError(f"rates must be a nonempty mapping {{unit: cost per unit}}, got {show(self.rates)}")
         rates = tuple(sorted((_name("rates key", u), _amount(f"rates[{u!r}]", r)) for u, r in self.rates.items()))
         object.__setattr__(self, "rates", dict(rates))
 
@@ -164,7 +155,7 @@ class CostModel:
             return quantity
         if quantity.unit not in self.rates:
             raise UnitMismatchError(
-                f"the cost model has no rate for unit {quantity.unit!r}; it converts {sorted(self.rates)} to "
+                f"the cost model has no rate for unit {quantity.unit!r} (quantity={quantity}); it converts {sorted(self.rates)} to "
                 f"{self.unit!r}")
         return Quantity(quantity.amount * self.rates[quantity.unit], self.unit)
 
@@ -176,7 +167,10 @@ def _coordinates(arg: str, coordinates: object) -> tuple[tuple[str, Quantity], .
     for name, q in coordinates.items():
         _name(f"{arg} key", name)
         if isinstance(q, tuple) and len(q) == 2:
-            q = Quantity(*q)
+            try:
+                q = Quantity(*q)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{arg}[{name!r}]: {err}") from None
         if not isinstance(q, Quantity):
             raise TypeError(f"{arg}[{name!r}] must be a Quantity or an (amount, unit) pair, got {q!r}")
         out.append((name, q))
@@ -213,13 +207,14 @@ class Budget:
             raise KeyError(f"{type(self).__name__} has no coordinate {name!r}; it has {list(self.coordinates)}")
         return self.coordinates[name]
 
-    def _same_phase(self, other: object, op: str) -> Budget:
+    def _same_phase(self, other: object, op: str, arg: str = "other") -> Budget:
         if not isinstance(other, Budget):
-            raise TypeError(f"cannot {op} a {type(self).__name__} and a {type(other).__name__}")
+            raise TypeError(f"cannot {op} a {type(self).__name__} and a {type(other).__name__}: {arg} must be a "
+                            f"{type(self).__name__}")
         if type(other) is not type(self):
             raise BudgetPhaseError(
-                f"cannot {op} a {type(self).__name__} and a {type(other).__name__}: development and deployment "
-                f"budgets are separate objects")
+                f"cannot {op} a {type(self).__name__} and {arg}, a {type(other).__name__}: development and "
+                f"deployment budgets are separate objects")
         return other
 
     def __add__(self, other: Budget) -> Budget:
@@ -232,7 +227,7 @@ class Budget:
 
     def violations(self, bound: Budget) -> tuple[str, ...]:
         """The coordinates where ``self`` (a realized use) is not within ``bound``, with the reason."""
-        bound = self._same_phase(bound, "compare")
+        bound = self._same_phase(bound, "compare", "bound")
         out = []
         for name, used in self.coordinates.items():
             if name not in bound.coordinates:
@@ -378,13 +373,14 @@ class EvaluationSet:
 
     def __post_init__(self) -> None:
         _name("name", self.name)
-        ids, contents = tuple(self.ids), tuple(self.contents)
-        if not ids:
-            raise ValueError(f"evaluation set {self.name!r} has no items")
-        for i in ids:
-            _name("ids entry", i)
+        ids = tuple(checks.items("ids", self.ids, nonempty=True, what="item ids"))
+        contents = tuple(checks.items("contents", self.contents, what="item contents"))
+        for i, item in enumerate(ids):
+            _name(f"ids[{i}]", item)
+        for i, c in enumerate(contents):
+            checks.hashable(f"contents[{i}]", c)
         if len(set(ids)) != len(ids):
-            raise ValueError(f"evaluation set {self.name!r} lists an item id twice")
+            raise ValueError(f"evaluation set {self.name!r}: ids lists an item id twice")
         if len(contents) != len(ids):
             raise ValueError(f"got {len(ids)} ids but {len(contents)} contents; give one content per item")
         object.__setattr__(self, "ids", ids)
@@ -393,6 +389,10 @@ class EvaluationSet:
     @classmethod
     def from_documents(cls, name: str, documents: Sequence) -> EvaluationSet:
         """Items from documents with ``doc_id`` and ``text`` (e.g. a zoo benchmark's ``items``)."""
+        documents = checks.items("documents", documents, nonempty=True, what="documents")
+        bad = [d for d in documents if not (hasattr(d, "doc_id") and hasattr(d, "text"))]
+        if bad:
+            raise TypeError(f"documents must have doc_id and text (e.g. Document objects), got {show(bad[0])}")
         return cls(name, tuple(d.doc_id for d in documents), tuple(d.text for d in documents))
 
     def __len__(self) -> int:
@@ -400,7 +400,7 @@ class EvaluationSet:
 
     def matching(self, contents: Iterable[Hashable]) -> frozenset[str]:
         """The ids of the items whose content occurs in ``contents``."""
-        seen = set(contents)
+        seen = {checks.hashable("an entry of contents", c) for c in checks.items("contents", contents)}
         return frozenset(i for i, c in zip(self.ids, self.contents) if c in seen)
 
 
@@ -444,7 +444,7 @@ class Procedure:
             raise TypeError(f"evaluation must be an EvaluationSet, got {type(evaluation).__name__}")
         if use not in SELECTION_USES:
             raise ValueError(f"use={use!r} must be one of {SELECTION_USES}")
-        ids = frozenset(evaluation.ids if item_ids is None else item_ids)
+        ids = frozenset(evaluation.ids if item_ids is None else checks.items("item_ids", item_ids, what="item ids"))
         unknown = sorted(ids - set(evaluation.ids))
         if unknown:
             raise ValueError(f"item_ids {unknown[:3]} are not items of evaluation set {evaluation.name!r}")
@@ -488,6 +488,8 @@ class EvaluationRule:
         if not isinstance(self.task_law, (FiniteLaw, EvaluationSet)):
             if len(self.task_law) == 0:
                 raise ValueError("task_law must hold at least one instance")
+            for i, x in enumerate(self.task_law):
+                checks.hashable(f"task_law[{i}]", x)
             object.__setattr__(self, "task_law", tuple(self.task_law))
         _name("retained_artifact", self.retained_artifact)
         _name("deployment", self.deployment)
@@ -507,10 +509,10 @@ class EvaluationRule:
     def value(self, respond: Callable[[object], object]) -> Amount:
         """Expected utility ``sum_x P(x) utility(x, respond(x))`` of a deterministic responder."""
         if not callable(respond):
-            raise TypeError(f"respond must be callable instance -> output, got {respond!r}")
+            raise TypeError(f"respond must be callable instance -> output, got {show(respond)}")
 
         def score(x: object) -> Amount:
-            return _amount(f"utility at instance {x!r}", self.utility(x, respond(x)))
+            return _amount(f"the utility at instance {show(x)} of respond's output", self.utility(x, respond(x)))
 
         return self.law().expectation(score)
 
@@ -551,22 +553,23 @@ class ConfidenceRule:
     method: str = "clopper-pearson"
 
     def __post_init__(self) -> None:
-        if isinstance(self.level, bool) or not isinstance(self.level, (int, float)) or not 0 < self.level < 1:
-            raise ValueError(f"level={self.level!r} must lie strictly between 0 and 1")
+        object.__setattr__(self, "level", checks.level("level", self.level))
         if self.method != "clopper-pearson":
             raise ValueError(f"method={self.method!r}: only 'clopper-pearson' (exact binomial) is implemented")
 
     def interval(self, successes: int, trials: int) -> Interval:
         """The interval for a success probability after ``successes`` out of ``trials``."""
+        trials = _count("trials", trials, 1, MAX_TRIALS)
+        successes = _count("successes", successes, 0, trials)
         return clopper_pearson(successes, trials, self.level)
 
     def is_exact(self, successes: int, trials: int, interval: Interval, delta: float = 1e-7) -> bool:
         """Whether ``interval``'s ends are where the exact binomial tails cross ``(1 - level) / 2``,
         to within ``delta``: an independent check, in rational arithmetic, of the float root finder."""
-        _count("trials", trials, 1)
-        _count("successes", successes)
-        if successes > trials or not isinstance(interval, Interval):
-            raise ValueError(f"need successes <= trials and an Interval, got {successes}, {trials}, {interval!r}")
+        trials = _count("trials", trials, 1, MAX_EXACT_TRIALS)
+        successes = _count("successes", successes, 0, trials)
+        checks.instance("interval", interval, Interval)
+        delta = float(checks.real("delta", delta, 0, 0.5, low_open=True))
         alpha = Fraction((1 - self.level) / 2)
 
         def at(p: float) -> Fraction:
@@ -588,7 +591,7 @@ class ConfidenceRule:
     def certifying_counts(self, trials: int, eps0: Amount, eps1: Amount) -> tuple[int, int]:
         """``(a, b)``: with ``trials`` trials, ``u <= eps0`` is certified exactly by the counts ``0..a``
         (``a = -1``: by none) and ``u >= eps1`` exactly by ``b..trials`` (``b = trials + 1``: by none)."""
-        n = _count("trials", trials, 1)
+        n = _count("trials", trials, 1, MAX_TRIALS)
         eps0, eps1 = _threshold("eps0", eps0), _threshold("eps1", eps1)
 
         def first_true(pred: Callable[[int], bool]) -> int:  # pred is monotone on 0..n+1, pred(n+1) true
@@ -608,7 +611,8 @@ class ConfidenceRule:
         probabilities ``u0`` and ``u1``, establish the acquisition witness ``(eps0, eps1)`` (ftip-0008)."""
         for arg, u in (("u0", u0), ("u1", u1)):
             if isinstance(u, bool) or not isinstance(u, (int, Fraction)) or not 0 <= u <= 1:
-                raise ValueError(f"{arg}={u!r} must be an int or Fraction in [0, 1] (the result is exact)")
+                raise ValueError(f"{arg}={show(u)} must be an int or Fraction in [0, 1] (the result is exact)")
+        trials = _count("trials", trials, 1, MAX_EXACT_TRIALS)
         a, b = self.certifying_counts(trials, eps0, eps1)
         before = 1 - binomial_tail(a + 1, trials, u0)  # P(X0 <= a)
         after = binomial_tail(b, trials, u1)  # P(X1 >= b)
@@ -627,6 +631,8 @@ class ConfidenceRule:
         hi = 1
         while not enough(hi):
             hi *= 2
+            if hi > MAX_TRIALS:
+                raise ValueError(f"eps0={eps0} and eps1={eps1} need more than {MAX_TRIALS} trials to certify")
         lo = hi // 2  # enough(lo) is false (or lo = 0)
         while hi - lo > 1:
             mid = (lo + hi) // 2
@@ -637,9 +643,9 @@ class ConfidenceRule:
 def binomial_tail(successes: int, trials: int, p: Fraction | int) -> Fraction:
     """Exact ``P(X >= successes)`` for ``X ~ Binomial(trials, p)`` at a rational ``p``, summed in integers
     over the shorter side of the distribution."""
-    n, s = _count("trials", trials, 1), _count("successes", successes)
+    n, s = _count("trials", trials, 1, MAX_EXACT_TRIALS), _count("successes", successes)
     if isinstance(p, bool) or not isinstance(p, (int, Fraction)) or not 0 <= p <= 1:
-        raise ValueError(f"p={p!r} must be an int or Fraction in [0, 1]")
+        raise ValueError(f"p={show(p)} must be an int or Fraction in [0, 1]")
     if s == 0:
         return Fraction(1)
     if s > n:
@@ -674,8 +680,8 @@ class Measurement:
     budget: DeploymentBudget | None = None
 
     def __post_init__(self) -> None:
-        _count("trials", self.trials, 1)
-        _count("successes", self.successes)
+        object.__setattr__(self, "trials", _count("trials", self.trials, 1, MAX_TRIALS))
+        object.__setattr__(self, "successes", _count("successes", self.successes))
         if self.successes > self.trials:
             raise ValueError(f"successes={self.successes} exceeds trials={self.trials}")
         for arg in ("event", "evaluator", "protocol"):
@@ -687,9 +693,10 @@ class Measurement:
     def from_outcomes(cls, outcomes: Sequence[bool], event: str, evaluator: str, protocol: str,
                       budget: DeploymentBudget | None = None) -> Measurement:
         """Count the ``True`` entries of a sequence of per-trial bools."""
-        outcomes = list(outcomes)
-        if not all(isinstance(o, bool) for o in outcomes):
-            raise TypeError("outcomes must be a sequence of bools, one per trial")
+        outcomes = [checks.boolean(f"outcomes[{i}]", o)
+                    for i, o in enumerate(checks.items("outcomes", outcomes, what="bools"))]
+        if not outcomes:
+            raise ValueError("outcomes is empty: a measurement needs trials >= 1 (one bool per trial)")
         return cls(sum(outcomes), len(outcomes), event, evaluator, protocol, budget)
 
     @property
@@ -716,6 +723,17 @@ class Witness:
     after: Interval
     thresholds: tuple[Amount, ...]
     reasons: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        checks.choice("kind", self.kind, ("elicitation", "acquisition"))
+        checks.instance("verdict", self.verdict, Verdict)
+        checks.instance("before", self.before, Interval)
+        checks.instance("after", self.after, Interval)
+        thresholds = checks.items("thresholds", self.thresholds, nonempty=True, what="thresholds")
+        object.__setattr__(self, "thresholds", tuple(_threshold(f"thresholds[{i}]", t)
+                                                     for i, t in enumerate(thresholds)))
+        reasons = checks.items("reasons", self.reasons, what="reasons")
+        object.__setattr__(self, "reasons", tuple(checks.text(f"reasons[{i}]", r) for i, r in enumerate(reasons)))
 
     @property
     def established(self) -> bool:
@@ -752,7 +770,8 @@ def elicitation_witness(before: Measurement, after: Measurement, *, eps: Amount,
     """Decide the elicitation witness of ftip-0005: ``p_1(B) > p_0(B)`` with ``p_0(B) >= eps``.
 
     ``before`` measures ``B`` under the declared starting procedure, ``after`` after the
-    intervention, with the same event and evaluator. With intervals ``[l_0, h_0]``, ``[l_1, h_1]``:
+    intervention, with the same event, evaluator, sampling protocol and deployment budget (they belong
+    to the claim; a change of any of them is refused, as :func:`acquisition_witness` refuses it). With intervals ``[l_0, h_0]``, ``[l_1, h_1]``:
     established when ``l_0 >= eps`` and ``l_1 > h_0``; refuted when ``h_0 < eps`` or ``h_1 <= l_0``
     (then ``p_1 <= p_0``); undecided otherwise.
     """
@@ -760,7 +779,7 @@ def elicitation_witness(before: Measurement, after: Measurement, *, eps: Amount,
     eps = _threshold("eps", eps)
     if eps == 0:
         raise ValueError("eps must be > 0: the tolerance of an elicitation witness is positive")
-    _pair(before, after, ("event", "evaluator"))
+    _pair(before, after, ("event", "evaluator", "budget", "protocol"))
     i0, i1 = rule.interval(before.successes, before.trials), rule.interval(after.successes, after.trials)
     certified, failed = [], []
     if i0.low >= eps:

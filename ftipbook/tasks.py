@@ -34,6 +34,7 @@ import hashlib
 import math
 import random
 import re
+import string
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -44,7 +45,9 @@ from numbers import Real
 
 import torch
 
+from ftipbook import checks
 from ftipbook.artifact import ModelArtifact
+from ftipbook.checks import NotFoundError, show
 from ftipbook.model.generate import StopReason, generate
 from ftipbook.model.transformer import DecoderLM
 from ftipbook.prob import FiniteLaw
@@ -200,8 +203,8 @@ class Task:
         return tuple(i.instance_id for i in self.instances)
 
     def __getitem__(self, instance_id: str) -> Instance:
-        if instance_id not in self._by_id:
-            raise KeyError(f"{instance_id!r} is not an instance of task {self.name!r}")
+        if not isinstance(instance_id, str) or instance_id not in self._by_id:
+            raise NotFoundError(f"instance_id={show(instance_id)} is not an instance of task {self.name!r}")
         return self._by_id[instance_id]
 
     def is_admissible(self, x: PublicInstance | Instance, o: object) -> bool:
@@ -292,8 +295,7 @@ class EvaluationSample:
             raise TypeError(f"EvaluationSample.task_law must be a TaskLaw, got {type(self.task_law).__name__}")
         if not isinstance(self.joint, FiniteLaw):
             raise TypeError(f"EvaluationSample.joint must be a FiniteLaw, got {type(self.joint).__name__}")
-        if not isinstance(self.independent, bool):
-            raise TypeError(f"EvaluationSample.independent must be a bool, got {self.independent!r}")
+        checks.boolean("independent", self.independent)
         sizes = {len(t) if isinstance(t, tuple) else -1 for t in self.joint.outcomes}
         if len(sizes) != 1 or min(sizes) < 1:
             raise ValueError("EvaluationSample.joint must be a law on tuples of one common length N >= 1")
@@ -384,10 +386,29 @@ def _close(a: float | Fraction, b: float | Fraction) -> bool:
     return abs(float(a) - float(b)) <= 1e-12
 
 
+#: The largest count (tokens, candidates, rounds, draws) a protocol or sample declares.
+MAX_COUNT = 10**6
+
+
 def _count(name: str, n: object, low: int = 0) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < low:
-        raise ValueError(f"{name}={n!r} must be an int >= {low}")
-    return n
+    return checks.integer(name, n, low, MAX_COUNT)
+
+
+def _check_template(name: str, template: object) -> str:
+    """A prompt template: a str whose only replacement field is one plain ``{prompt}`` (no conversion such
+    as ``!r``, no format spec, no attribute or index); ``{{`` and ``}}`` stand for braces."""
+    allowed = "a str with exactly one plain {prompt} field (no !r/!s conversion, no :spec; {{ }} for braces)"
+    if not isinstance(template, str):
+        raise TypeError(f"{name} must be {allowed}, got {type(template).__name__} {show(template)}")
+    try:
+        fields = [(f, conv, spec) for _, f, spec, conv in string.Formatter().parse(template) if f is not None]
+    except ValueError as err:
+        raise ValueError(f"{name}={show(template)} must be {allowed}: {err}") from None
+    if fields != [("prompt", None, "")]:
+        raise ValueError(f"{name}={show(template)} has a placeholder other than one plain {{prompt}}: it must be "
+                         f"{allowed}; its fields are "
+                         f"{[f + ('!' + c if c else '') + (':' + sp if sp else '') for f, c, sp in fields]}")
+    return template
 
 
 # --- resource vectors (ftip-001N) ------------------------------------------------------------------
@@ -411,9 +432,8 @@ class Resources:
                 raise TypeError(f"Resources.coords must hold (name, value) pairs, got {pair!r}")
             name, value = pair
             if isinstance(value, bool) or not isinstance(value, Real):
-                raise TypeError(f"resource {name!r} must be a real number, got {type(value).__name__} {value!r}")
-            if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"resource {name}={value!r} must be finite and >= 0 (B_eval = R_+^m)")
+                raise TypeError(f"resource {name!r} must be a real number, got {type(value).__name__} {show(value)}")
+            checks.real(f"resource {name}", value, 0)
             names.append(name)
         if len(set(names)) != len(names):
             raise ValueError(f"Resources repeats a coordinate name: {names}")
@@ -586,20 +606,12 @@ class InferenceProtocol:
             raise ValueError(f"name={self.name!r} must be a nonempty str")
         _count("max_new_tokens", self.max_new_tokens, 1)
         _count("n_candidates", self.n_candidates, 1)
-        if not isinstance(self.template, str) or self.template.count("{prompt}") != 1:
-            raise ValueError(f"template={self.template!r} must be a str containing '{{prompt}}' exactly once")
-        try:
-            self.template.format(prompt="")
-        except (IndexError, KeyError, ValueError) as err:
-            raise ValueError(f"template={self.template!r} has a placeholder other than {{prompt}}: {err}") from None
-        if isinstance(self.temperature, bool) or not isinstance(self.temperature, Real) \
-                or not (math.isfinite(self.temperature) and self.temperature >= 0):
-            raise ValueError(f"temperature={self.temperature!r} must be a finite number >= 0 (0 = greedy)")
+        _check_template("template", self.template)
+        checks.real("temperature (0 = greedy)", self.temperature, 0)
         if self.top_k is not None:
             _count("top_k", self.top_k, 1)
-        if self.top_p is not None and (isinstance(self.top_p, bool) or not isinstance(self.top_p, Real)
-                                       or not 0 < self.top_p <= 1):
-            raise ValueError(f"top_p={self.top_p!r} must lie in (0, 1] or be None")
+        if self.top_p is not None:
+            checks.real("top_p (or None)", self.top_p, 0, 1, low_open=True)
         if self.selection not in SELECTIONS:
             raise ValueError(f"selection={self.selection!r} must be one of {SELECTIONS}")
         if self.checker is not None and not isinstance(self.checker, Tool):
@@ -630,8 +642,7 @@ class InferenceProtocol:
             raise TypeError(f"x must be a PublicInstance (the protocol sees only public data), got {type(x).__name__}")
         if not isinstance(budget, Resources) or set(budget.names) != set(PROTOCOL_RESOURCES):
             raise ValueError(f"budget={budget!r} must be a Resources on the coordinates {PROTOCOL_RESOURCES}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed={seed!r} must be an int >= 0")
+        seed = checks.seed("seed", seed)
         if artifact.tokenizer is None or artifact.tokenizer.eos_id is None:
             raise ValueError("the artifact needs a tokenizer with an eos token to run a text protocol")
         if model is None:
@@ -710,9 +721,11 @@ class RetryProtocol:
         if not isinstance(self.checker, Tool):
             raise TypeError(f"checker must be a Tool, got {type(self.checker).__name__}")
         _count("rounds", self.rounds, 1)
-        if isinstance(self.temperature, bool) or not isinstance(self.temperature, Real) or not (
-                math.isfinite(self.temperature) and self.temperature > 0):
-            raise ValueError(f"temperature={self.temperature!r} must be a finite number > 0 (retries must differ)")
+        checks.text("name", self.name)
+        _check_template("template", self.template)
+        if isinstance(self.temperature, bool) or not isinstance(self.temperature, Real):
+            raise TypeError(f"temperature={show(self.temperature)} must be a finite number > 0 (retries must differ)")
+        checks.real("temperature (retries must differ)", self.temperature, 0, low_open=True)
         object.__setattr__(self, "_one", InferenceProtocol(self.name, self.max_new_tokens, self.template,
                                                            self.temperature))
 
@@ -721,8 +734,7 @@ class RetryProtocol:
         """Interact with the checker on ``x``; the resources of all rounds add up within ``budget``."""
         if self.checker.name not in getattr(x, "tools", ()):
             raise ValueError(f"the checker {self.checker.name!r} is not among the tools offered by x")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed={seed!r} must be an int >= 0")
+        checks.seed("seed", seed)
         if not isinstance(budget, Resources) or set(budget.names) != set(PROTOCOL_RESOURCES):
             raise ValueError(f"budget={budget!r} must be a Resources on the coordinates {PROTOCOL_RESOURCES}")
         if not isinstance(artifact, ModelArtifact):
@@ -761,7 +773,8 @@ def budget(**values: float | Fraction) -> Resources:
     """A budget on :data:`PROTOCOL_RESOURCES`; unnamed coordinates default to 0."""
     unknown = set(values) - set(PROTOCOL_RESOURCES)
     if unknown:
-        raise ValueError(f"unknown resource coordinates {sorted(unknown)}; allowed: {PROTOCOL_RESOURCES}")
+        raise ValueError(f"unknown resource coordinates {sorted(unknown)} ({', '.join(sorted(unknown))}); allowed: "
+                         f"{PROTOCOL_RESOURCES}")
     return Resources(tuple((n, values.get(n, 0)) for n in PROTOCOL_RESOURCES))
 
 
@@ -824,8 +837,7 @@ EXACT_MATCH = Utility(("correct",), _exact_match, (0,), ((0, 1),))
 
 def noisy_judge(flip: Fraction | float) -> Utility:
     """A seeded binary judge: exact match, reported flipped with probability ``flip`` (ftip-001T)."""
-    if isinstance(flip, bool) or not isinstance(flip, Real) or not 0 <= flip <= 1:
-        raise ValueError(f"flip={flip!r} must be a probability in [0, 1]")
+    flip = checks.probability("flip", flip)
 
     def judge(item: Instance, o: str, rng: random.Random) -> tuple[int]:
         correct = int(o == item.secret.reference)
@@ -849,8 +861,7 @@ class Evaluator:
 
     def score(self, instance_id: str, o: str, omega: int) -> tuple[float, ...]:
         """``u_T(x, o; omega)``; the declared inadmissible value when ``Adm_T(x, o)`` fails."""
-        if isinstance(omega, bool) or not isinstance(omega, int):
-            raise ValueError(f"omega={omega!r} must be an int evaluator seed")
+        omega = checks.seed("omega", omega)
         if _RUNNING.get() is not None:
             raise InformationBoundaryError(f"protocol {_RUNNING.get()!r} called the evaluator (ftip-001V)")
         item = self.task[instance_id]
@@ -861,8 +872,7 @@ class Evaluator:
 
 def derive_seed(seed: int, *keys: object) -> int:
     """A seed for ``keys`` (e.g. an instance id) derived from ``seed``, the same on every machine."""
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed={seed!r} must be an int")
+    seed = checks.seed("seed", seed)
     digest = hashlib.sha256(repr((seed, *keys)).encode()).digest()
     return int.from_bytes(digest[:7], "big")
 
@@ -892,8 +902,7 @@ def evaluate(protocol: InferenceProtocol | RetryProtocol, artifact: ModelArtifac
     if isinstance(instance_ids, str) or not isinstance(instance_ids, Sequence) or not instance_ids:
         raise ValueError("instance_ids must be a nonempty sequence of instance ids")
     for name, seed in (("inference_seed", inference_seed), ("evaluator_seed", evaluator_seed)):
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise ValueError(f"{name}={seed!r} must be an int")
+        checks.seed(name, seed)
     model = artifact.model() if isinstance(artifact, ModelArtifact) else None
     records = []
     for i in instance_ids:

@@ -76,7 +76,7 @@ def test_quantities_add_only_in_one_unit():
 
 
 @pytest.mark.parametrize("amount,unit,err", [(-1, "s", ValueError), (math.nan, "s", ValueError),
-                                             (True, "s", TypeError), ("3", "s", TypeError), (1, "", TypeError)])
+                                             (True, "s", TypeError), ("3", "s", TypeError), (1, "", ValueError)])
 def test_quantity_refuses_bad_input(amount, unit, err):
     with pytest.raises(err):
         Quantity(amount, unit)
@@ -199,7 +199,7 @@ def M(k, n, event="B", evaluator="exact match", protocol="T=1, one sample", budg
 
 
 @pytest.mark.parametrize("k,n,err", [(3, 2, ValueError), (-1, 2, ValueError), (1, 0, ValueError),
-                                     (1.0, 2, TypeError), (True, 2, TypeError)])
+                                     (1.0, 2, ValueError), (True, 2, ValueError), ("1", 2, TypeError)])
 def test_measurement_refuses_bad_counts(k, n, err):
     with pytest.raises(err):
         M(k, n)
@@ -257,7 +257,7 @@ def test_acquisition_three_verdicts():
     assert acquisition_witness(M(100, 500, "E+"), M(490, 500, "E+"), **kw).verdict is Verdict.REFUTED
     with pytest.raises(ValueError, match="eps0 < eps1"):
         acquisition_witness(M(0, 5, "E+"), M(5, 5, "E+"), **(kw | dict(eps0=0.8, eps1=0.8)))
-    with pytest.raises(ValueError, match="lie in"):
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
         acquisition_witness(M(0, 5, "E+"), M(5, 5, "E+"), **(kw | dict(eps1=1.5)))
     with pytest.raises(ValueError, match="same protocol"):
         acquisition_witness(M(0, 5, "E+"), M(5, 5, "E+", protocol="best of 16"), **kw)
@@ -383,11 +383,11 @@ def test_touch_records_are_validated():
 def test_measurement_from_outcomes_counts_bools_only():
     m = Measurement.from_outcomes([True, False, True], "B", "exact", "greedy")
     assert (m.successes, m.trials, m.estimate) == (2, 3, F(2, 3))
-    with pytest.raises(TypeError, match="bools"):
+    with pytest.raises(TypeError, match="bool"):
         Measurement.from_outcomes([1, 0, 1], "B", "exact", "greedy")
     with pytest.raises(ValueError, match="trials"):
         Measurement.from_outcomes([], "B", "exact", "greedy")
-    with pytest.raises(TypeError, match="event"):
+    with pytest.raises(ValueError, match="event"):
         Measurement(1, 2, "", "exact", "greedy")
 
 

@@ -88,7 +88,7 @@ def test_spaces_validate():
     assert s.check("observations", "anything") == "anything"
     with pytest.raises(ValueError, match="not in the declared states"):
         s.check("states", "c")
-    with pytest.raises(TypeError, match="t_max"):
+    with pytest.raises(ValueError, match="t_max"):
         Spaces(None, None, None, 2.0)
     with pytest.raises(ValueError, match="t_max"):
         Spaces(None, None, None, -1)

@@ -501,5 +501,5 @@ def test_constructors_name_the_bad_argument():
         T.Tool("", lambda x, c: True)
     with pytest.raises(TypeError, match="rng"):
         T.EvaluationSample.iid(T.TaskLaw.uniform(TOY), 1).draw(0)
-    with pytest.raises(ValueError, match="seed"):
+    with pytest.raises(TypeError, match="seed"):
         T.derive_seed("0", "x")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ftipbook import checks
 from ftipbook.env.history import PublicHistory, StopOwner, StoppedTrajectory
 from ftipbook.env.kernels import InitialLaw, TransitionKernel
 from ftipbook.env.policy import Policy
@@ -118,8 +119,14 @@ def final_answer(question: str, z: StoppedTrajectory) -> int | None:
 def calculator_realization(questions: Sequence[str], t_max: int) -> InteractiveRealization:
     """The arithmetic task ``questions`` realized with the calculator (ftip-006T); outcomes ``int | None``."""
     check_int("t_max", t_max, low=1)
-    for q in questions:
-        evaluate(q)
+    questions = checks.items("questions", questions, nonempty=True, what="questions")
+    for i, q in enumerate(questions):
+        if not isinstance(q, str):
+            raise TypeError(f"questions[{i}] must be a str 'a op b', got {checks.show(q)}")
+        try:
+            evaluate(q)
+        except ValueError as err:
+            raise ValueError(f"questions[{i}]: {err}") from None
     return InteractiveRealization(
         tuple(questions), Spaces(None, None, None, t_max), calculator_initial, lambda x: calculator_kernel(),
         final_answer, lambda x, y: y is None or (isinstance(y, int) and not isinstance(y, bool)))
@@ -149,11 +156,15 @@ class ModelPolicy:
         if getattr(self.tokenizer, "eos_id", None) is None:
             raise ValueError("tokenizer must have an eos_id (the end of the model's text)")
         check_int("max_new_tokens", self.max_new_tokens, low=1)
+        object.__setattr__(self, "temperature", checks.real("temperature", self.temperature, 0))
         check_callable("serialize", self.serialize)
         check_callable("parse", self.parse)
 
     def text(self, history: PublicHistory, seed: int | None = None) -> str:
         """The model's text after ``serialize(history)``, up to its end token."""
+        checks.instance("history", history, PublicHistory)
+        if seed is not None:
+            checks.seed("seed", seed)
         prompt = self.tokenizer.encode(self.serialize(history))
         g = generate(self.model, prompt, self.max_new_tokens, temperature=self.temperature,
                      seed=seed, eos_id=self.tokenizer.eos_id)

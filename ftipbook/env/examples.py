@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
+from ftipbook import checks
 from ftipbook.env.kernels import Environment, InitialLaw, TransitionKernel
 from ftipbook.env.spaces import Spaces, check_int
 from ftipbook.env.stopping import StoppingRule
@@ -47,6 +48,7 @@ def door_terminal() -> StoppingRule:
 
 def counter_step_law(bias: Fraction) -> Callable[[int, int, str], FiniteLaw]:
     """``K(s', o' | s, a)``: ``push`` raises ``s`` by one w.p. ``bias``; ``o' = "hi"`` w.p. ``s'/(s'+1)``."""
+    bias = _bias(bias)
 
     def law(t: int, s: int, a: str) -> FiniteLaw:
         up = bias if a == "push" else Fraction(0)
@@ -60,11 +62,16 @@ def counter_step_law(bias: Fraction) -> Callable[[int, int, str], FiniteLaw]:
     return law
 
 
+def _bias(bias: object) -> Fraction:
+    if not checks.is_int(bias) and not isinstance(bias, Fraction):
+        raise TypeError(f"bias must be a Fraction (or int) in [0, 1] (the laws are exact), got {checks.show(bias)}")
+    return Fraction(checks.probability("bias", bias))
+
+
 def noisy_counter(t_max: int = 3, bias: Fraction = Fraction(2, 3)) -> Environment:
     """``S_0 = 0`` shown ``"lo"`` w.p. 3/4, ``S_0 = 1`` shown ``"hi"`` w.p. 1/4; then :func:`counter_step_law`."""
     check_int("t_max", t_max, low=0)
-    if not isinstance(bias, Fraction) or not 0 <= bias <= 1:
-        raise ValueError(f"bias must be a Fraction in [0, 1], got {bias!r}")
+    bias = _bias(bias)
     spaces = Spaces(range(t_max + 2), ("lo", "hi"), ("push", "wait"), t_max)
     initial = InitialLaw(FiniteLaw({(0, "lo"): Fraction(3, 4), (1, "hi"): Fraction(1, 4)}))
     return Environment(spaces, initial, TransitionKernel(counter_step_law(bias)))

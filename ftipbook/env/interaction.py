@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ftipbook import checks
 from ftipbook.env.history import PublicHistory, StoppedTrajectory
 from ftipbook.env.kernels import Environment, check_rng
 from ftipbook.env.policy import Policy
@@ -38,13 +39,19 @@ class Estimate:
     n: int
     interval: Interval
 
+    def __post_init__(self) -> None:
+        n = checks.integer("n", self.n, 1)
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "hits", checks.integer("hits", self.hits, 0, n))
+        checks.instance("interval", self.interval, Interval)
+
     @property
     def mean(self) -> float:
         return self.hits / self.n
 
     def contains(self, p: Prob) -> bool:
         """Whether the exact probability ``p`` lies in the interval."""
-        return self.interval.low <= float(p) <= self.interval.high
+        return self.interval.low <= float(checks.probability("p", p)) <= self.interval.high
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ class Interaction:
     # -- exact --------------------------------------------------------------------------------------
     def law(self, max_trajectories: int = MAX_TRAJECTORIES) -> FiniteLaw:
         """The law of the stopped trajectory ``Z``, by enumeration of every branch of positive mass."""
-        check_int("max_trajectories", max_trajectories, low=1)
+        check_int("max_trajectories", max_trajectories, low=1, high=None)
         if not self.enumerable:
             raise ValueError("the interaction has a sampler-only part: its law cannot be enumerated (use estimate)")
         env, out = self.environment, {}
@@ -147,17 +154,17 @@ class Interaction:
             states, h = states + (s,), h.extend(a, o)
 
     def samples(self, n: int, seed: int) -> list[StoppedTrajectory]:
-        """``n`` independent trajectories with ``random.Random(seed)``."""
+        """``n`` independent trajectories (at most 10**6) with ``random.Random(seed)``, ``seed`` in ``[0, 2**64)``."""
         check_int("n", n, low=1)
-        check_int("seed", seed)
-        rng = random.Random(seed)
+        rng = random.Random(checks.seed("seed", seed))
         return [self.sample(rng) for _ in range(n)]
 
     def estimate(self, event: Callable[[StoppedTrajectory], bool], n: int, seed: int,
                  level: float = 0.99) -> Estimate:
         """Monte Carlo ``P(Z in event)`` from ``n`` draws, with a Clopper-Pearson interval at ``level``."""
         check_callable("event", event)
-        hits = sum(bool(event(z)) for z in self.samples(n, seed))
+        level = checks.level("level", level)
+        hits = sum(checks.boolean("event(z)", event(z)) for z in self.samples(n, seed))
         return Estimate(hits, n, clopper_pearson(hits, n, level))
 
 
@@ -170,6 +177,7 @@ def state_dependence(law: FiniteLaw, tol: float = 1e-12) -> list[PublicHistory]:
     """
     if not isinstance(law, FiniteLaw):
         raise TypeError(f"law must be a FiniteLaw of StoppedTrajectory, got {type(law).__name__}")
+    tol = checks.real("tol", tol, 0)
     rows: dict[tuple, dict] = {}
     for z, p in law.items():
         if not isinstance(z, StoppedTrajectory):

@@ -10,29 +10,32 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ftipbook import checks
+
 Prob = int | float | Fraction
 
 
-def check_int(name: str, value: object, *, low: int = 0) -> int:
-    """``value`` as an int ``>= low``, else a TypeError/ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
-    return value
+#: The largest hard horizon, vocabulary and trajectory count the environments declare.
+MAX_COUNT = 10**6
+
+
+def check_int(name: str, value: object, *, low: int = 0, high: int | None = MAX_COUNT) -> int:
+    """``value`` as an int in ``[low, high]``, else a TypeError/ValueError naming ``name``."""
+    checks.text("name", name)
+    return checks.integer(name, value, checks.integer("low", low), high)
 
 
 def check_callable(name: str, value: object) -> None:
-    if not callable(value):
-        raise TypeError(f"{name} must be callable, got {type(value).__name__} {value!r}")
+    checks.function(name, value)
 
 
 def _space(name: str, values: Iterable[Hashable] | None) -> frozenset | None:
     if values is None:
         return None
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be an iterable of values or None, got {type(values).__name__} {values!r}")
-    out = frozenset(values)
+        raise TypeError(f"{name} must be an iterable of values or None, got {type(values).__name__} "
+                        f"{checks.show(values)}")
+    out = frozenset(checks.hashable(f"a value of {name}", v) for v in checks.items(name, values, limit=MAX_COUNT))
     if not out:
         raise ValueError(f"{name} must be a nonempty set (or None for an unlisted space)")
     return out

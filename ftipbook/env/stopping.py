@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ftipbook import checks
 from ftipbook.env.history import HORIZON, PublicHistory, StopCause, StopOwner
 from ftipbook.env.kernels import check_rng
 from ftipbook.env.policy import check_history
@@ -70,8 +71,7 @@ class StoppingRule:
     def budget(cls, name: str, cost: Callable[[PublicHistory], Prob], limit: Prob) -> StoppingRule:
         """Budget-owned: stop once the resource ``cost(H_t)`` spent so far reaches ``limit``."""
         check_callable("cost", cost)
-        if isinstance(limit, bool) or not isinstance(limit, (int, float, Fraction)) or not limit >= 0:
-            raise ValueError(f"limit must be a number >= 0, got {limit!r}")
+        limit = checks.real("limit", limit, 0)
         return cls(name, StopOwner.BUDGET, lambda h: cost(h) >= limit)
 
 
@@ -93,7 +93,7 @@ class Stopping:
     def split(self, history: PublicHistory, t_max: int) -> tuple[list[tuple[StopCause, Prob]], Prob]:
         """``([(cause, P(stop now with cause)), ...], P(continue))`` at ``H_t``; the masses sum to 1."""
         check_history(history)
-        check_int("t_max", t_max)
+        check_int("t_max", t_max, high=None)
         if history.t > t_max:
             raise ValueError(f"history at t={history.t} is past the horizon t_max={t_max}")
         stops, go = [], 1
@@ -111,6 +111,7 @@ class Stopping:
     def sample(self, history: PublicHistory, t_max: int, rng: random.Random) -> StopCause | None:
         """The cause of stopping at ``H_t``, or ``None`` to continue; a draw only for a random rule."""
         check_rng(rng)
+        check_int("t_max", t_max, high=None)
         check_history(history)
         for rule in self.rules:
             q = rule.stop_prob(history)

@@ -69,6 +69,10 @@ def lm_policy(lm: NextTokenLaw, name: str = "next-token law") -> Policy:
 def token_interaction(lm: NextTokenLaw, prompt: Sequence[int], *, eos: int | None, max_len: int) -> Interaction:
     """Generation after ``prompt`` as a stopped interaction: agent stop at ``eos``, horizon at ``max_len``."""
     policy = lm_policy(lm)
+    if isinstance(prompt, (str, bytes)) or not isinstance(prompt, Sequence):
+        raise TypeError(f"prompt must be a sequence of token ids, got {type(prompt).__name__}")
+    if not prompt or any(not isinstance(i, int) or isinstance(i, bool) or i < 0 for i in prompt):
+        raise ValueError(f"prompt must be a nonempty sequence of token ids (ints >= 0), got {prompt!r}")
     vocab = len(lm.next_token_law(list(prompt)))
     if eos is not None:
         check_int("eos", eos)

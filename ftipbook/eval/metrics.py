@@ -18,21 +18,22 @@ from collections.abc import Hashable, Sequence
 from fractions import Fraction
 from numbers import Real
 
+from numpy import bool_ as np_bool
+
+from ftipbook import checks
+
 Probability = float | Fraction
+#: The most samples per item (``n``) and attempts (``k``) the estimators count over.
+MAX_COUNT = 10**7
 
 
 def _probability(name: str, p: object) -> Probability:
-    if isinstance(p, bool) or not isinstance(p, Real):
-        raise TypeError(f"{name} must be a probability (a real number in [0, 1]), got {type(p).__name__} {p!r}")
-    if not 0 <= p <= 1:  # also refuses NaN
-        raise ValueError(f"{name}={p!r} must lie in [0, 1]")
+    p = checks.probability(name, p)
     return p if isinstance(p, Fraction) else float(p)
 
 
 def _count(name: str, n: object, low: int = 0) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < low:
-        raise ValueError(f"{name}={n!r} must be an int >= {low}")
-    return n
+    return checks.integer(name, n, low, MAX_COUNT)
 
 
 def discovery_probability(p: Probability | Sequence[Probability], n: int | None = None) -> Probability:
@@ -45,7 +46,9 @@ def discovery_probability(p: Probability | Sequence[Probability], n: int | None 
     Fractions in, Fraction out (exact); floats use ``-expm1(n log1p(-p))`` for accuracy at tiny ``p``
     (and never return ``-0.0``).
     """
-    if isinstance(p, Sequence) and not isinstance(p, str):
+    if isinstance(p, str) or (not checks.is_real(p) and not isinstance(p, Sequence)):
+        raise TypeError(f"p must be a probability or a sequence of probabilities, got {checks.show(p)}")
+    if isinstance(p, Sequence):
         if n is not None and n != len(p):
             raise ValueError(f"got {len(p)} probabilities but n={n}; pass one or the other")
         probs = [_probability(f"p[{i}]", x) for i, x in enumerate(p)]
@@ -67,9 +70,9 @@ def pass_at_k(item_probs: Probability | Sequence[Probability], k: int) -> Probab
     """Population pass@k: the mean over items of ``1 - (1 - p_i)^k``, with ``p_i`` the per-item success
     probability of one attempt and the ``k`` attempts independent (ftip-0004)."""
     k = _count("k", k, 1)
-    probs = [item_probs] if isinstance(item_probs, Real) else list(item_probs)
+    probs = [item_probs] if isinstance(item_probs, Real) else checks.items("item_probs", item_probs)
     if not probs:
-        raise ValueError("pass_at_k needs at least one item probability")
+        raise ValueError("item_probs is empty: pass_at_k needs at least one item probability")
     values = [discovery_probability(_probability(f"item_probs[{i}]", p), k) for i, p in enumerate(probs)]
     return sum(values, start=Fraction(0)) / len(values) if all(isinstance(v, Fraction) for v in values) \
         else math.fsum(values) / len(values)
@@ -91,12 +94,10 @@ def pass_at_k_unbiased(n: int, c: int | Sequence[int], k: int) -> float:
     k = _count("k", k, 1)
     if k > n:
         raise ValueError(f"k={k} exceeds the n={n} samples per item")
-    counts = [c] if isinstance(c, int) else list(c)
+    counts = [c] if checks.is_real(c) or isinstance(c, np_bool) else checks.items("c", c, what="counts")
     if not counts:
-        raise ValueError("pass_at_k_unbiased needs at least one item count")
-    for i, ci in enumerate(counts):
-        if isinstance(ci, bool) or not isinstance(ci, int) or not 0 <= ci <= n:
-            raise ValueError(f"c[{i}]={ci!r} must be an int in [0, n={n}]")
+        raise ValueError("pass_at_k_unbiased needs at least one item count c")
+    counts = [checks.integer(f"c[{i}]", ci, 0, n) for i, ci in enumerate(counts)]
     return float(sum((_unbiased_one(n, ci, k) for ci in counts), start=Fraction(0)) / len(counts))
 
 
@@ -109,14 +110,12 @@ def best_of_k(scores: Sequence[float] | Sequence[Sequence[float]], k: int) -> fl
     over items. ``k = 1`` is the mean score, ``k = n`` the observed maximum.
     """
     k = _count("k", k, 1)
-    items = [scores] if len(scores) and isinstance(scores[0], Real) else list(scores)
-    if not items or any(len(item) == 0 for item in items):
-        raise ValueError("best_of_k needs at least one item with at least one score")
+    scores = checks.items("scores", scores, nonempty=True, limit=MAX_COUNT)
+    items = [scores] if checks.is_real(scores[0]) else scores
     means = []
     for j, item in enumerate(items):
-        values = sorted(float(s) for s in item)
-        if not all(math.isfinite(v) for v in values):
-            raise ValueError(f"item {j} has a non-finite score; scores must be finite")
+        item = checks.items(f"scores[{j}]", item, nonempty=True, limit=MAX_COUNT)
+        values = sorted(float(checks.real(f"scores[{j}][{i}]", s)) for i, s in enumerate(item))
         n = len(values)
         if k > n:
             raise ValueError(f"k={k} exceeds the {n} scores observed for item {j}")
@@ -127,8 +126,9 @@ def best_of_k(scores: Sequence[float] | Sequence[Sequence[float]], k: int) -> fl
 
 def majority_vote(answers: Sequence[Hashable]) -> Hashable:
     """The most frequent answer; a tie goes to the tied answer that appeared first (a declared rule)."""
-    if len(answers) == 0:
-        raise ValueError("majority_vote needs at least one answer")
+    answers = checks.items("answers", answers, nonempty=True, what="answers")
+    for i, a in enumerate(answers):
+        checks.hashable(f"answers[{i}]", a)
     counts = Counter(answers)
     top = max(counts.values())
     return next(a for a in answers if counts[a] == top)

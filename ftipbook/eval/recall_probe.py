@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ftipbook import checks
 from ftipbook.model.attention import sdpa_reference
 from ftipbook.model.kda import kda_recurrent
 
@@ -39,6 +40,8 @@ class RecallResult:
 def probe_keys(n_pairs: int, d_k: int, generator: torch.Generator) -> torch.Tensor:
     """``[n, d_k]`` unit keys: orthonormal rows while ``n <= d_k``; beyond, ``d_k`` orthonormal rows
     followed by random unit vectors (float64)."""
+    n_pairs, d_k = checks.integer("n_pairs", n_pairs, 1, MAX_PAIRS), checks.integer("d_k", d_k, 1, MAX_WIDTH)
+    checks.instance("generator", generator, torch.Generator)
     basis, _ = torch.linalg.qr(torch.randn(d_k, d_k, dtype=torch.float64, generator=generator))
     keys = basis.T[: min(n_pairs, d_k)]
     if n_pairs > d_k:
@@ -54,8 +57,8 @@ def _relative_error(estimate: torch.Tensor, values: torch.Tensor) -> float:
 def recall_probe(n_pairs: int, d_k: int, *, seed: int = 0, sharpness: float = 200.0) -> RecallResult:
     """Write ``n_pairs`` random key/value pairs (values of width ``d_k``), query every key, and
     return the three readers' relative errors. ``sharpness`` is the attention's inverse temperature."""
-    _check_sizes(n_pairs, d_k, sharpness)
-    gen = torch.Generator().manual_seed(seed)
+    n_pairs, d_k, sharpness = _check_sizes(n_pairs, d_k, sharpness)
+    gen = torch.Generator().manual_seed(checks.seed("seed", seed))
     keys = probe_keys(n_pairs, d_k, gen)
     values = torch.randn(n_pairs, d_k, dtype=torch.float64, generator=gen)
     delta, attended = _delta_rule_read(keys, values), _attention_read(keys, values, sharpness)
@@ -66,13 +69,13 @@ def recall_probe(n_pairs: int, d_k: int, *, seed: int = 0, sharpness: float = 20
                         _relative_error(attended, values))
 
 
-def _check_sizes(n_pairs: object, d_k: object, sharpness: object) -> None:
-    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
-        raise ValueError(f"n_pairs={n_pairs!r} must be an int >= 1")
-    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
-        raise ValueError(f"d_k={d_k!r} must be an int >= 1")
-    if not sharpness > 0:
-        raise ValueError(f"sharpness={sharpness!r} must be > 0")
+#: The most pairs and the widest key space a probe builds (``n_pairs * d_k`` float64 values).
+MAX_PAIRS, MAX_WIDTH = 10**5, 4096
+
+
+def _check_sizes(n_pairs: object, d_k: object, sharpness: object) -> tuple[int, int, float]:
+    return (checks.integer("n_pairs", n_pairs, 1, MAX_PAIRS), checks.integer("d_k", d_k, 1, MAX_WIDTH),
+            float(checks.real("sharpness", sharpness, 0, low_open=True)))
 
 
 def _delta_rule_read(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
@@ -121,10 +124,9 @@ def recall_exact_match(n_pairs: int, d_k: int, *, n_labels: int, seed: int = 0,
     readers (delta-rule state, attention over the cache) are queried with every key and answer the
     label whose codeword has the largest inner product with what they read.
     """
-    _check_sizes(n_pairs, d_k, sharpness)
-    if isinstance(n_labels, bool) or not isinstance(n_labels, int) or n_labels < 2:
-        raise ValueError(f"n_labels={n_labels!r} must be an int >= 2")
-    gen = torch.Generator().manual_seed(seed)
+    n_pairs, d_k, sharpness = _check_sizes(n_pairs, d_k, sharpness)
+    n_labels = checks.integer("n_labels", n_labels, 2, MAX_PAIRS)
+    gen = torch.Generator().manual_seed(checks.seed("seed", seed))
     keys = probe_keys(n_pairs, d_k, gen)
     codebook = torch.randn(n_labels, d_k, dtype=torch.float64, generator=gen)
     codebook = codebook / codebook.norm(dim=-1, keepdim=True)
