@@ -74,8 +74,10 @@ def read_bounded(path: str | Path, limit: int | None = None) -> bytes:
         if info.st_size > limit:
             raise ValueError(f"{path} holds {info.st_size} bytes, more than the {limit} bytes a loader reads "
                              f"(ftipbook.atomic.max_bytes); refusing to read it")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(limit + 1)
+        with os.fdopen(os.dup(fd), "rb") as f:  # ask for what the file holds: read(n) allocates n bytes
+            data = f.read(info.st_size + 1)
+            if len(data) > info.st_size:
+                data += f.read(limit + 1 - len(data)) if len(data) <= limit else b""
     finally:
         os.close(fd)
     if len(data) > limit:
