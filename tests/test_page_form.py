@@ -15,6 +15,7 @@ from page_form import ROOT
 
 CONVERTED_SECTIONS = (
     "chapters/part-2/decoder-only-transformer-architecture",
+    "chapters/part-2/factored-objectives-and-gauge-symmetry",
     "chapters/part-2/published-hybrid-attention-comparison",
 )
 FIGURE_SHARE = 0.9  # of each converted section's pages show a figure; the rest declare why
