@@ -323,6 +323,18 @@ EXEMPT: dict[str, str] = {
 }
 
 
+def _merge_recipes() -> None:
+    """Add the domain-object recipes of ``tests/surface_recipes.py``."""
+    from tests import surface_recipes
+    RECIPES.update(surface_recipes.RECIPES)
+    INSTANCES.update(surface_recipes.INSTANCES)
+    BY_ANNOTATION.update(surface_recipes.BY_ANNOTATION)
+    EXEMPT.update(surface_recipes.EXEMPT)
+
+
+_merge_recipes()
+
+
 def _value(spec: Any) -> Any:
     return spec() if callable(spec) and not inspect.isclass(spec) and not isinstance(spec, torch.nn.Module) else spec
 

@@ -1,0 +1,480 @@
+"""Valid calls for the domain objects of the probed modules (issue 25, item 5).
+
+Small, fast instances built the way the library's tests and chapters build them; merged into
+:data:`tests.surface.RECIPES`, :data:`~tests.surface.INSTANCES` and :data:`~tests.surface.BY_ANNOTATION`
+at the end of ``tests/surface.py``. Every factory is called afresh for each call.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from fractions import Fraction as F
+from functools import cache
+from typing import Any
+
+import torch
+
+
+def _m(name: str) -> Any:
+    return __import__(name, fromlist=["x"])
+
+
+# --------------------------------------------------------------------------------------------- prob
+def measurable_kernel():
+    return _m("ftipbook.prob").MeasurableKernel(lambda x: torch.distributions.Normal(0.0, 1.0))
+
+
+def finite_kernel():
+    return _m("ftipbook.prob").FiniteKernel({"a": {"x": F(1, 2), "y": F(1, 2)}, "b": {"x": F(1)}})
+
+
+def table_rows():
+    return {("a",): {"a": F(1, 2), "b": F(1, 4), "EOS": F(1, 4)}}
+
+
+# ------------------------------------------------------------------------------------------- claims
+def dev_budget():
+    return _m("ftipbook.claims").DevelopmentBudget({"train_tokens": (10, "token")})
+
+
+def dep_budget():
+    return _m("ftipbook.claims").DeploymentBudget({"samples": (1, "sample")})
+
+
+def evaluation_set():
+    return _m("ftipbook.claims").EvaluationSet("E+", ids=("a", "b", "c"),
+                                               contents=("100+1=101", "200+2=202", "300+3=303"))
+
+
+def procedure():
+    c = _m("ftipbook.claims")
+    return c.Procedure("sft", feedback=(c.FeedbackSource("answers", "examples"),))
+
+
+def component():
+    return _m("ftipbook.claims").Component("calculator", "tool")
+
+
+def starting_artifact():
+    return _m("ftipbook.claims").StartingArtifact("base", artifact="weights", tools=(component(),))
+
+
+def _utility(x, y):
+    return int(y == "2")
+
+
+def evaluation_rule():
+    return _m("ftipbook.claims").EvaluationRule(["1+1", "2+0"], "final checkpoint", "greedy", utility=_utility)
+
+
+def resource_bound():
+    return _m("ftipbook.claims").ResourceBound(dev_budget(), dep_budget())
+
+
+def capability_claim():
+    c = _m("ftipbook.claims")
+    return c.CapabilityClaim(starting_artifact(), procedure(), evaluation_rule(), resource_bound())
+
+
+def e_measurement(k: int):
+    return _m("ftipbook.claims").Measurement(k, 500, "E+", "exact", "greedy")
+
+
+def claims_interval():
+    return _m("ftipbook.claims").ConfidenceRule().interval(3, 8)
+
+
+def witness():
+    c = _m("ftipbook.claims")
+    return c.acquisition_witness(e_measurement(0), e_measurement(486), eps0=0.05, eps1=0.8,
+                                 transfer=evaluation_set(), procedure=procedure())
+
+
+# -------------------------------------------------------------------------------------------- tasks
+def documents():
+    Document = _m("ftipbook.data.corpus").Document
+    return [Document("1+2=3", "t", "d0", "3"), Document("2+2=4", "t", "d1", "4")]
+
+
+def task():
+    return _m("ftipbook.tasks").arithmetic_task("add", documents(), tools=("calculator",))
+
+
+def task_law():
+    return _m("ftipbook.tasks").TaskLaw.uniform(task())
+
+
+def evaluation_sample():
+    return _m("ftipbook.tasks").EvaluationSample.iid(task_law(), 2)
+
+
+def public_instance():
+    return task().instances[0].public
+
+
+def resources():
+    return _m("ftipbook.tasks").Resources.of(tokens=8, candidates=1)
+
+
+def big_budget():
+    return _m("ftipbook.tasks").budget(prompt_tokens=10_000, new_tokens=10_000, candidates=64, tool_calls=64,
+                                       verifier_calls=64)
+
+
+def stop_eos():
+    return _m("ftipbook.model.generate").StopReason.EOS
+
+
+def candidate():
+    return _m("ftipbook.tasks").Candidate("3", 1, -0.5, stop_eos())
+
+
+def protocol_result():
+    return _m("ftipbook.tasks").ProtocolResult("3", resources(), (candidate(),), 0)
+
+
+def inference_protocol():
+    return _m("ftipbook.tasks").InferenceProtocol("greedy", 2)
+
+
+def retry_protocol():
+    t = _m("ftipbook.tasks")
+    return t.RetryProtocol("retry", 2, t.CALCULATOR, 2)
+
+
+def evaluator():
+    t = _m("ftipbook.tasks")
+    return t.Evaluator(task(), t.EXACT_MATCH)
+
+
+def evaluation_record(correct: int = 1):
+    return _m("ftipbook.tasks").EvaluationRecord("d0", protocol_result(), (correct,), ("correct",))
+
+
+@cache
+def byte_tokenizer():
+    return _m("ftipbook.tokenizer").ByteLevelBPE()
+
+
+@cache
+def artifact_lm():
+    from ftipbook.model import ModelConfig, build_model
+    cfg = ModelConfig(vocab_size=byte_tokenizer().vocab_size, d_model=16, n_layers=1, n_heads=2, d_ff=32,
+                      max_seq_len=32)
+    return build_model(cfg, seed=0).eval()
+
+
+def artifact():
+    return _m("ftipbook.artifact").ModelArtifact.from_model(artifact_lm(), byte_tokenizer())
+
+
+# ---------------------------------------------------------------------------------------------- env
+def _env(name: str) -> Any:
+    return _m(f"ftipbook.env.{name}")
+
+
+def door_history():
+    return _env("history").PublicHistory(("door locked",), ())
+
+
+def door_environment():
+    return _env("examples").door_environment(2)
+
+
+def door_policy():
+    return _env("policy").Policy.deterministic(lambda h: "take key")
+
+
+def door_stopping():
+    return _env("stopping").Stopping((_env("examples").door_terminal(),))
+
+
+def door_interaction():
+    return _env("interaction").Interaction(door_environment(), door_policy(), door_stopping())
+
+
+def door_trajectory():
+    return door_interaction().sample(random.Random(0))
+
+
+def token_law():
+    from tests.surface import table_lm
+    return _env("tokens").token_interaction(table_lm(), [0], eos=2, max_len=2).law()
+
+
+def token_trajectory():
+    return next(iter(token_law().outcomes))
+
+
+def stop_cause():
+    h = _env("history")
+    return h.StopCause(h.StopOwner.AGENT, "eos")
+
+
+def door_spaces():
+    return door_environment().spaces
+
+
+def calculator_realization():
+    return _env("calculator").calculator_realization(["1+2"], 2)
+
+
+def model_policy():
+    return _env("calculator").ModelPolicy(artifact_lm(), byte_tokenizer(), max_new_tokens=2)
+
+
+def estimate():
+    e = _env("interaction")
+    return e.Estimate(3, 8, _m("ftipbook.eval.stats").clopper_pearson(3, 8))
+
+
+RECIPES: dict[str, dict[str, Any]] = {
+    # prob
+    "ftipbook.prob.FiniteLaw.prob": {"event": lambda: ["a"]},
+    "ftipbook.prob.FiniteLaw.condition": {"event": lambda: ["a", "b"]},
+    "ftipbook.prob.FiniteLaw.conditional_prob": {"b": lambda: ["a"], "a": lambda: ["a", "b"]},
+    "ftipbook.prob.FiniteLaw.expectation": {"z": lambda: {"a": 1, "b": 3}.get},
+    "ftipbook.prob.FiniteLaw.pushforward": {"f": lambda: str.upper},
+    "ftipbook.prob.preimage": {"f": lambda: str.upper, "a": lambda: ["A"], "domain": lambda: ["a", "b"]},
+    "ftipbook.prob.expectation": {"z": lambda: {"a": 1, "b": 3}.get},
+    "ftipbook.prob.is_independent": {"z": lambda: str.upper, "w": lambda: len},
+    "ftipbook.prob.FiniteKernel": {"rows": lambda: {"a": {"x": F(1, 2), "y": F(1, 2)}, "b": {"x": F(1)}}},
+    "ftipbook.prob.FiniteKernel.__call__": {"x": "a"},
+    "ftipbook.prob.FiniteKernel.joint": {"law": lambda: _m("ftipbook.prob").FiniteLaw({"a": F(1, 4), "b": F(3, 4)})},
+    "ftipbook.prob.FiniteKernel.marginal": {"law": lambda: _m("ftipbook.prob").FiniteLaw({"a": F(1, 4),
+                                                                                          "b": F(3, 4)})},
+    "ftipbook.prob.MeasurableKernel.prob": {"x": 0, "low": -1.0, "high": 1.0},
+    "ftipbook.prob.MeasurableKernel.point_prob": {"x": 0, "y": 0.5},
+    "ftipbook.prob.MeasurableKernel.expectation": {"x": 0, "f": lambda: torch.square, "low": -1.0, "high": 1.0,
+                                                   "n": 201},
+    "ftipbook.prob.TableLM": {"vocab": ("a", "b", "EOS"), "table": table_rows,
+                              "default": lambda: {"a": F(1, 4), "b": F(1, 4), "EOS": F(1, 2)}},
+    "ftipbook.prob.TableLM.id": {"name": "b"},
+    "ftipbook.prob.TableLM.ids": {"names": lambda: ["a", "b"]},
+    "ftipbook.prob.TableLM.names": {"ids": lambda: [0, 1]},
+    "ftipbook.prob.TableLM.next_token_law": {"prefix": lambda: [0]},
+    "ftipbook.prob.Continuation": {"tokens": (0, 1), "prob": F(1, 4),
+                                   "stop_reason": lambda: _m("ftipbook.model.generate").StopReason.EOS},
+    # claims
+    "ftipbook.claims.CostModel": {"unit": "FLOP", "rates": lambda: {"token": 6, "s": 10**9}},
+    "ftipbook.claims.CostModel.convert": {"quantity": lambda: _m("ftipbook.claims").Quantity(3, "token")},
+    "ftipbook.claims.Budget.violations": {"bound": dep_budget},
+    "ftipbook.claims.Budget.within": {"bound": dep_budget},
+    "ftipbook.claims.Budget.require_within": {"bound": dep_budget},
+    "ftipbook.claims.ResourceBound": {"development": dev_budget, "deployment": dep_budget},
+    "ftipbook.claims.Component": {"name": "calculator", "kind": "tool"},
+    "ftipbook.claims.StartingArtifact": {"name": "base", "artifact": "weights", "tools": lambda: (component(),)},
+    "ftipbook.claims.FeedbackSource": {"name": "answers", "kind": "examples"},
+    "ftipbook.claims.EvaluationSet": {"name": "E+", "ids": ("a", "b", "c"),
+                                      "contents": ("100+1=101", "200+2=202", "300+3=303")},
+    "ftipbook.claims.EvaluationSet.from_documents": {"name": "E+", "documents": lambda: ["1+1=2", "2+2=4"]},
+    "ftipbook.claims.EvaluationSet.matching": {"contents": lambda: ["200+2=202"]},
+    "ftipbook.claims.Touch": {"evaluation": "E+", "item_ids": frozenset({"a"}), "use": "reward"},
+    "ftipbook.claims.Procedure": {"name": "sft", "feedback": lambda: (
+        _m("ftipbook.claims").FeedbackSource("answers", "examples"),)},
+    "ftipbook.claims.Procedure.touch": {"evaluation": evaluation_set, "use": "reward", "item_ids": lambda: ["b"]},
+    "ftipbook.claims.Procedure.touch_by_content": {"evaluation": evaluation_set, "contents": lambda: ["200+2=202"],
+                                                   "use": "training-data"},
+    "ftipbook.claims.Procedure.touched": {"evaluation": evaluation_set},
+    "ftipbook.claims.EvaluationRule": {"task_law": lambda: ["1+1", "2+0"], "retained_artifact": "final checkpoint",
+                                       "deployment": "greedy", "utility": lambda: _utility},
+    "ftipbook.claims.EvaluationRule.value": {"respond": lambda: lambda x: "2"},
+    "ftipbook.claims.CapabilityClaim": {"start": starting_artifact, "procedure": procedure,
+                                        "evaluation": evaluation_rule, "bound": resource_bound},
+    "ftipbook.claims.CapabilityClaim.acquisition_witness": {
+        "before": lambda: e_measurement(0), "after": lambda: e_measurement(486), "eps0": 0.05, "eps1": 0.8,
+        "transfer": evaluation_set},
+    "ftipbook.claims.acquisition_witness": {
+        "before": lambda: e_measurement(0), "after": lambda: e_measurement(486), "eps0": 0.05, "eps1": 0.8,
+        "transfer": evaluation_set, "procedure": procedure},
+    "ftipbook.claims.ConfidenceRule.is_exact": {"successes": 3, "trials": 8, "interval": claims_interval},
+    "ftipbook.claims.Measurement.from_outcomes": {"outcomes": lambda: [True, False, True], "event": "B",
+                                                  "evaluator": "exact", "protocol": "greedy"},
+    "ftipbook.claims.Witness": {"kind": "acquisition", "verdict": lambda: _m("ftipbook.claims").Verdict.UNDECIDED,
+                                "before": claims_interval, "after": claims_interval, "thresholds": (0.05, 0.8),
+                                "reasons": ("x",)},
+    # tasks
+    "ftipbook.tasks.PublicInstance": {"instance_id": "d0", "prompt": "1+2=", "tools": ("calculator",)},
+    "ftipbook.tasks.Instance": {"public": public_instance,
+                                "secret": lambda: _m("ftipbook.tasks").EvaluatorSecret("3")},
+    "ftipbook.tasks.is_text": {"o": "3"},
+    "ftipbook.tasks.Task": {"name": "add", "instances": lambda: task().instances},
+    "ftipbook.tasks.Task.admissible": {"x": public_instance, "o": "3"},
+    "ftipbook.tasks.Task.is_admissible": {"x": public_instance, "o": "3"},
+    "ftipbook.tasks.arithmetic_task": {"name": "add", "documents": documents},
+    "ftipbook.tasks.TaskLaw": {"task": task, "law": lambda: _m("ftipbook.prob").FiniteLaw({"d0": F(1, 4),
+                                                                                           "d1": F(3, 4)})},
+    "ftipbook.tasks.TaskLaw.uniform": {"task": task},
+    "ftipbook.tasks.TaskLaw.from_weights": {"task": task, "weights": lambda: {"d0": 1, "d1": 3}},
+    "ftipbook.tasks.TaskLaw.__call__": {"instance_id": "d0"},
+    "ftipbook.tasks.TaskLaw.expectation": {"f": lambda: lambda inst: len(inst.public.prompt)},
+    "ftipbook.tasks.EvaluationSample": {"task_law": task_law, "joint": lambda: _m("ftipbook.prob").FiniteLaw(
+        {("d0",): F(1, 2), ("d1",): F(1, 2)})},
+    "ftipbook.tasks.EvaluationSample.marginal": {"i": 0},
+    "ftipbook.tasks.EvaluationSample.iid": {"task_law": task_law, "n": 2},
+    "ftipbook.tasks.EvaluationSample.without_replacement": {"task_law": task_law, "n": 2},
+    "ftipbook.tasks.EvaluationSample.draw": {"rng": lambda: random.Random(0)},
+    "ftipbook.tasks.EvaluationSample.mean_variance": {"f": lambda: lambda inst: len(inst.public.prompt)},
+    "ftipbook.tasks.Resources": {"coords": (("tokens", 8), ("candidates", 1))},
+    "ftipbook.tasks.Resources.of": {"**": lambda: {"tokens": 8, "candidates": 1}},
+    "ftipbook.tasks.Resources.exceeded": {"budget": lambda: _m("ftipbook.tasks").Resources.of(tokens=4,
+                                                                                              candidates=4)},
+    "ftipbook.tasks.Candidate": {"text": "3", "new_tokens": 1, "logprob": -0.5, "stop_reason": stop_eos},
+    "ftipbook.tasks.Tool": {"name": "calc", "fn": lambda: lambda x, c: True},
+    "ftipbook.tasks.logprob_score": {"x": public_instance, "candidate": candidate},
+    "ftipbook.tasks.ProtocolResult": {"outcome": "3", "resources": resources, "candidates": lambda: (candidate(),),
+                                      "chosen": 0},
+    "ftipbook.tasks.InferenceProtocol.prompt_text": {"x": public_instance},
+    "ftipbook.tasks.InferenceProtocol.run": {"artifact": artifact, "x": public_instance, "budget": big_budget,
+                                             "seed": 0},
+    "ftipbook.tasks.RetryProtocol": {"name": "retry", "max_new_tokens": 2,
+                                     "checker": lambda: _m("ftipbook.tasks").CALCULATOR, "rounds": 2},
+    "ftipbook.tasks.RetryProtocol.run": {"artifact": artifact, "x": public_instance, "budget": big_budget,
+                                         "seed": 0},
+    "ftipbook.tasks.Utility": {"names": ("correct",), "fn": lambda: lambda inst, o, rng: (int(o == "3"),),
+                               "inadmissible": (0,), "bounds": ((0, 1),)},
+    "ftipbook.tasks.Evaluator": {"task": task, "utility": lambda: _m("ftipbook.tasks").EXACT_MATCH},
+    "ftipbook.tasks.Evaluator.score": {"instance_id": "d0", "o": "3", "omega": 0},
+    "ftipbook.tasks.EvaluationRecord": {"instance_id": "d0", "result": protocol_result, "utility": (1,),
+                                        "names": ("correct",)},
+    "ftipbook.tasks.evaluate": {"protocol": inference_protocol, "artifact": artifact, "evaluator": evaluator,
+                                "instance_ids": lambda: ["d0"], "budget": big_budget, "inference_seed": 0,
+                                "evaluator_seed": 0},
+    "ftipbook.tasks.summarize": {"records": lambda: [evaluation_record(1), evaluation_record(0)]},
+    "ftipbook.tasks.group_summaries": {"records": lambda: [evaluation_record(1), evaluation_record(0)],
+                                       "group_of": lambda: len},
+    "ftipbook.tasks.dominates": {"a": lambda: {"acc": 0.75, "cost": 2.0}, "b": lambda: {"acc": 0.5, "cost": 3.0},
+                                 "senses": lambda: {"acc": "max", "cost": "min"}},
+    # env
+    "ftipbook.env.calculator.evaluate": {"expression": "7+5"},
+    "ftipbook.env.calculator.calculator_step": {"t": 0, "state": ("1+2", None),
+                                                "action": lambda: _env("calculator").Calc("1+2")},
+    "ftipbook.env.calculator.calculator_initial": {"question": "1+2"},
+    "ftipbook.env.calculator.final_answer": {"question": "1+2", "z": lambda: _env("history").StoppedTrajectory(
+        (("1+2", None), ("1+2", None)), ("1+2", "answer 3"), (_env("calculator").Answer(3),), stop_cause())},
+    "ftipbook.env.calculator.calculator_realization": {"questions": lambda: ["1+2", "2*3"], "t_max": 2},
+    "ftipbook.env.calculator.question_prompt": {"history": lambda: _env("history").PublicHistory(("1+2",), ())},
+    "ftipbook.env.calculator.ModelPolicy": {"model": artifact_lm, "tokenizer": byte_tokenizer,
+                                            "max_new_tokens": 2},
+    "ftipbook.env.calculator.ModelPolicy.text": {"history": lambda: _env("history").PublicHistory(("1+2",), ()),
+                                                 "seed": 0},
+    "ftipbook.env.examples.door_step": {"t": 0, "state": "locked", "action": "take key"},
+    "ftipbook.env.history.StopCause": {"owner": lambda: _env("history").StopOwner.AGENT, "rule": "eos"},
+    "ftipbook.env.history.PublicHistory": {"observations": ("door locked", "key held"), "actions": ("take key",)},
+    "ftipbook.env.history.PublicHistory.extend": {"action": "unlock", "observation": "door open"},
+    "ftipbook.env.history.PublicHistory.prefix": {"t": 0},
+    "ftipbook.env.history.StoppedTrajectory": {"states": ("locked", "key in hand"),
+                                               "observations": ("door locked", "key held"),
+                                               "actions": ("take key",), "cause": stop_cause},
+    "ftipbook.env.interaction.Estimate.contains": {"p": 0.5},
+    "ftipbook.env.interaction.Interaction": {"environment": door_environment, "policy": door_policy,
+                                             "stopping": door_stopping},
+    "ftipbook.env.interaction.Interaction.law": {"max_trajectories": 100},
+    "ftipbook.env.interaction.Interaction.prob": {"z": door_trajectory},
+    "ftipbook.env.interaction.Interaction.prob_of": {"event": lambda: lambda z: len(z.actions) >= 1},
+    "ftipbook.env.interaction.Interaction.sample": {"rng": lambda: random.Random(0)},
+    "ftipbook.env.interaction.Interaction.samples": {"n": 3, "seed": 0},
+    "ftipbook.env.interaction.Interaction.estimate": {"event": lambda: lambda z: len(z.actions) >= 1, "n": 8,
+                                                      "seed": 0, "level": 0.875},
+    "ftipbook.env.interaction.state_dependence": {"law": token_law},
+    "ftipbook.env.kernels.InitialLaw": {"law": lambda: _m("ftipbook.prob").FiniteLaw(
+        {("locked", "door locked"): F(1)})},
+    "ftipbook.env.kernels.InitialLaw.rendered": {
+        "state_law": lambda: _m("ftipbook.prob").FiniteLaw({"locked": F(1, 4), "unlocked": F(3, 4)}),
+        "obs": lambda: str.upper},
+    "ftipbook.env.kernels.InitialLaw.sample": {"rng": lambda: random.Random(0)},
+    "ftipbook.env.kernels.TransitionKernel": {"law": lambda: _env("examples").counter_step_law(F(2, 3))},
+    "ftipbook.env.kernels.TransitionKernel.tool": {"update": lambda: _env("examples").door_step},
+    "ftipbook.env.kernels.TransitionKernel.factored": {
+        "transition": lambda: lambda t, s, a: _m("ftipbook.prob").FiniteLaw({s + 1: F(1, 2), s: F(1, 2)}),
+        "observe": lambda: lambda t, s, a: _m("ftipbook.prob").FiniteLaw({"hi": F(1, 3), "lo": F(2, 3)})},
+    "ftipbook.env.kernels.TransitionKernel.next_law": {"t": 0, "state": 0, "action": "push"},
+    "ftipbook.env.kernels.TransitionKernel.sample": {"t": 0, "state": 0, "action": "push",
+                                                     "rng": lambda: random.Random(0)},
+    "ftipbook.env.kernels.Environment": {"spaces": door_spaces, "initial": lambda: door_environment().initial,
+                                         "kernel": lambda: door_environment().kernel},
+    "ftipbook.env.policy.check_history": {"history": door_history},
+    "ftipbook.env.policy.Policy": {"law": lambda: lambda h: _m("ftipbook.prob").FiniteLaw(
+        {"take key": F(1, 2), "unlock": F(1, 2)})},
+    "ftipbook.env.policy.Policy.deterministic": {"choose": lambda: lambda h: "take key"},
+    "ftipbook.env.policy.Policy.action_law": {"history": door_history},
+    "ftipbook.env.policy.Policy.sample": {"history": door_history, "rng": lambda: random.Random(0)},
+    "ftipbook.env.realization.InteractiveRealization": {
+        "instances": ("1+2",), "spaces": lambda: _env("spaces").Spaces(None, None, None, 2),
+        "initial": lambda: _env("calculator").calculator_initial,
+        "kernel": lambda: lambda x: _env("calculator").calculator_kernel(),
+        "outcome": lambda: _env("calculator").final_answer, "admissible": lambda: lambda x, y: True},
+    "ftipbook.env.realization.InteractiveRealization.environment": {"x": "1+2"},
+    "ftipbook.env.realization.InteractiveRealization.interaction": {"x": "1+2", "policy": lambda: _env(
+        "policy").Policy.deterministic(lambda h: _env("calculator").Answer(3))},
+    "ftipbook.env.realization.InteractiveRealization.out": {"x": "1+2", "z": lambda: _env(
+        "history").StoppedTrajectory((("1+2", None), ("1+2", None)), ("1+2", "answer 3"),
+                                     (_env("calculator").Answer(3),), stop_cause())},
+    "ftipbook.env.realization.InteractiveRealization.outcome_law": {"x": "1+2", "policy": lambda: _env(
+        "policy").Policy.deterministic(lambda h: _env("calculator").Answer(3)),
+        "stopping": lambda: _env("calculator").answer_stopping()},
+    "ftipbook.env.spaces.check_int": {"name": "n", "value": 3},
+    "ftipbook.env.spaces.check_callable": {"name": "f", "value": lambda: len},
+    "ftipbook.env.spaces.Spaces": {"states": frozenset({"a", "b"}), "observations": frozenset({"o"}),
+                                   "actions": frozenset({"x"}), "t_max": 2},
+    "ftipbook.env.spaces.Spaces.check": {"kind": "actions", "value": "take key"},
+    "ftipbook.env.stopping.StoppingRule": {"name": "eos", "owner": lambda: _env("history").StopOwner.AGENT,
+                                           "decide": lambda: lambda h: h.t >= 1},
+    "ftipbook.env.stopping.StoppingRule.stop_prob": {"history": door_history},
+    "ftipbook.env.stopping.StoppingRule.on_action": {"name": "eos", "actions": lambda: {"unlock"}},
+    "ftipbook.env.stopping.StoppingRule.on_observation": {"name": "end", "terminal": lambda: lambda o: o == "end"},
+    "ftipbook.env.stopping.StoppingRule.budget": {"name": "calls", "cost": lambda: lambda h: h.t, "limit": 2},
+    "ftipbook.env.stopping.Stopping.split": {"history": door_history, "t_max": 2},
+    "ftipbook.env.stopping.Stopping.sample": {"history": door_history, "t_max": 2, "rng": lambda: random.Random(0)},
+    "ftipbook.env.tokens.serialize": {"history": lambda: _env("history").PublicHistory(((0,), 1), (1,))},
+    "ftipbook.env.tokens.stop_reason": {"z": token_trajectory},
+    "ftipbook.env.tokens.continuations": {"law": token_law},
+}
+
+INSTANCES: dict[str, Callable[[], Any]] = {
+    "ftipbook.prob.MeasurableKernel": measurable_kernel,
+    "ftipbook.prob.FiniteKernel": finite_kernel,
+    "ftipbook.claims.Budget": dep_budget,
+    "ftipbook.claims.CapabilityClaim": capability_claim,
+    "ftipbook.claims.EvaluationSet": evaluation_set,
+    "ftipbook.claims.Procedure": procedure,
+    "ftipbook.claims.EvaluationRule": evaluation_rule,
+    "ftipbook.tasks.TaskLaw": task_law,
+    "ftipbook.tasks.EvaluationSample": evaluation_sample,
+    "ftipbook.tasks.Resources": resources,
+    "ftipbook.tasks.InferenceProtocol": inference_protocol,
+    "ftipbook.tasks.RetryProtocol": retry_protocol,
+    "ftipbook.tasks.Evaluator": evaluator,
+    "ftipbook.tasks.Task": task,
+    "ftipbook.env.interaction.Estimate": estimate,
+    "ftipbook.env.interaction.Interaction": door_interaction,
+    "ftipbook.env.kernels.InitialLaw": lambda: door_environment().initial,
+    "ftipbook.env.kernels.TransitionKernel": lambda: _env("kernels").TransitionKernel(
+        _env("examples").counter_step_law(F(2, 3))),
+    "ftipbook.env.history.PublicHistory": door_history,
+    "ftipbook.env.policy.Policy": door_policy,
+    "ftipbook.env.realization.InteractiveRealization": calculator_realization,
+    "ftipbook.env.spaces.Spaces": door_spaces,
+    "ftipbook.env.stopping.StoppingRule": lambda: _env("stopping").StoppingRule.on_action("eos", {"unlock"}),
+    "ftipbook.env.stopping.Stopping": door_stopping,
+    "ftipbook.env.calculator.ModelPolicy": model_policy,
+}
+
+BY_ANNOTATION: dict[str, Callable[[], Any]] = {
+    "EvaluationSet": evaluation_set, "Procedure": procedure, "DevelopmentBudget": dev_budget,
+    "DeploymentBudget": dep_budget, "StartingArtifact": starting_artifact, "EvaluationRule": evaluation_rule,
+    "ResourceBound": resource_bound, "Task": task, "TaskLaw": task_law, "PublicInstance": public_instance,
+    "Resources": resources, "Candidate": candidate, "ModelArtifact": artifact, "Evaluator": evaluator,
+    "ProtocolResult": protocol_result, "EvaluationSample": evaluation_sample,
+    "PublicHistory": door_history, "Environment": door_environment, "Policy": door_policy,
+    "Stopping": door_stopping, "StoppedTrajectory": door_trajectory, "Spaces": door_spaces,
+    "StopCause": stop_cause,
+}
+EXEMPT: dict[str, str] = {
+    "ftipbook.prob.NextTokenLaw.next_token_law": "the method of a typing.Protocol: an interface with no "
+                                                 "implementation (TableLM and DecoderLM implement it, probed)",
+    "ftipbook.claims.Budget": "the common base refuses construction by design (TypeError naming the subclasses); "
+                              "DevelopmentBudget and DeploymentBudget are probed",
+    "ftipbook.tasks.Task.admissible": "a dataclass field whose default is tasks.parses_as_integer (probed where "
+                                      "it is defined); not a method",
+}
