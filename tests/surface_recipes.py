@@ -7,7 +7,7 @@ at the end of ``tests/surface.py``. Every factory is called afresh for each call
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fractions import Fraction as F
 from functools import cache
 from typing import Any
@@ -228,6 +228,111 @@ def estimate():
     return e.Estimate(3, 8, _m("ftipbook.eval.stats").clopper_pearson(3, 8))
 
 
+# ------------------------------------------------------------------------------------------ compare
+class fields_of(Mapping):  # noqa: N801 (used like a function in the recipe tables)
+    """A recipe for a record class: each field as a real instance holds it (the instance is made by
+    ``factory`` once, on first use, so that building the tables costs nothing)."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._made = cache(factory)
+
+    def _names(self) -> list[str]:
+        import dataclasses
+        return [f.name for f in dataclasses.fields(self._made())]
+
+    def __getitem__(self, name: str) -> Callable[[], Any]:
+        if name not in self._names():
+            raise KeyError(name)
+        return lambda: getattr(self._made(), name)
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+def _c(name: str) -> Any:
+    return _m(f"ftipbook.compare.{name}")
+
+
+RECIPE = {"data": "toy", "optimizer": {"name": "adamw", "lr": 0.01}, "steps": 10}
+PACKAGES = {"wide": {"d_model": 8}, "deep": {"d_model": 4}}
+
+
+def cost_vector(train: float = 10.0, memory: float = 5.0):
+    return _c("cost").CostVector.standard(train_flops=train, inference_flops=2.0, memory=memory, context_length=64)
+
+
+def accounting():
+    return _c("cost").Scalarization({"train_flops": 1.0, "wall_time": 0.0}, {"train_flops": "FLOP", "wall_time": "s"})
+
+
+def scalarization():
+    return _c("cost").Scalarization({"train_flops": 1.0, "memory": 1.0}, {"train_flops": "FLOP", "memory": "byte"})
+
+
+def analytic(name, package, recipe, seed):
+    """A runner: score = d_model/10 - (log10 lr + 2)^2 + seed/100; cost = d_model * steps (tests/compare)."""
+    import math
+    score = package["d_model"] / 10 - (math.log10(recipe["optimizer"]["lr"]) + 2) ** 2 + seed / 100
+    record = {"data": recipe["data"], "optimizer": dict(recipe["optimizer"]), "steps": recipe["steps"],
+              "tuning_data": recipe.get("tuning_data"), "stopping_rule": recipe.get("stopping_rule")}
+    cost = _c("cost").CostVector.standard(train_flops=float(package["d_model"] * recipe["steps"]), wall_time=0.1)
+    return _c("arms").Outcome(score, cost, (score - 0.5, score, score + 0.5), record)
+
+
+def outcome():
+    return analytic("wide", PACKAGES["wide"], RECIPE, 0)
+
+
+def common_arm():
+    return _c("arms").CommonRecipeArm(RECIPE, PACKAGES)
+
+
+def arm_result():
+    return common_arm().run(analytic, [0, 1, 2])
+
+
+def tuning_arm():
+    trials = {"wide": [{**RECIPE, "optimizer": {"name": "adamw", "lr": lr}} for lr in (0.1, 0.01)],
+              "deep": [{**RECIPE, "optimizer": {"name": "adamw", "lr": lr}} for lr in (0.3, 0.03)]}
+    return _c("arms").EqualTuningArm(trials, "tuning split A", "max_score", "fixed horizon", accounting(),
+                                     packages=PACKAGES)
+
+
+def tuning_result():
+    return tuning_arm().run(analytic, 0)
+
+
+def comparison_arm():
+    return _c("records").ComparisonArm("optimizer.lr", 0.01, 0.1, "differs")
+
+
+def measurement_sc(system: str = "A", cost: float = 2.0, score: float = 0.9):
+    return _c("frontier").ScoredCostMeasurement(system, cost, score, "protocol-1", "FLOP")
+
+
+def interventions():
+    I = _c("frontier").Intervention
+    return [I("a", 1.0, 0.2), I("b", 3.0, 0.6), I("c", 2.0, 0.5)]
+
+
+def declared_frontier(system: str = "A"):
+    return _c("frontier").DeclaredFrontier(system, tuple(interventions()), "FLOP", "protocol-1", "common recipe")
+
+
+def threshold_claim(system: str = "A", cost: float = 2.0):
+    d = _c("decision")
+    return d.ThresholdCostClaim(system, 0.5, d.WITNESS, measurement_sc(system, cost), "protocol-1", "bootstrap 95%",
+                                "fixed budget", cost_vector())
+
+
+def checkpoint_record():
+    return {"model": {"vocab_size": 23, "d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32, "max_seq_len": 16},
+            "step": 2, "train": {"batch_size": 2, "seq_len": 8}}
+
+
 RECIPES: dict[str, dict[str, Any]] = {
     # prob
     "ftipbook.prob.FiniteLaw.prob": {"event": lambda: ["a"]},
@@ -429,6 +534,57 @@ RECIPES: dict[str, dict[str, Any]] = {
     "ftipbook.env.tokens.serialize": {"history": lambda: _env("history").PublicHistory(((0,), 1), (1,))},
     "ftipbook.env.tokens.stop_reason": {"z": token_trajectory},
     "ftipbook.env.tokens.continuations": {"law": token_law},
+    # compare: arms, cost, frontier, decision
+    "ftipbook.compare.arms.plain": {"value": lambda: {"a": (1, 2), "b": {"c": 3}}},
+    "ftipbook.compare.arms.recipe_label": {"recipe": lambda: dict(RECIPE)},
+    "ftipbook.compare.arms.Outcome": {"score": 1.5, "cost": cost_vector, "item_scores": (1.0, 2.0),
+                                      "record": lambda: {"a": 1}},
+    "ftipbook.compare.arms.Outcome.from_dict": {"d": lambda: outcome().to_dict()},
+    "ftipbook.compare.arms.Deviation": {"package": "wide", "seed": 0, "arm": comparison_arm},
+    "ftipbook.compare.arms.ArmResult": fields_of(arm_result),
+    "ftipbook.compare.arms.ArmResult.outcome": {"package": "wide", "seed": 0},
+    "ftipbook.compare.arms.ArmResult.scores": {"package": "wide"},
+    "ftipbook.compare.arms.ArmResult.difference": {"a": "wide", "b": "deep", "n_boot": 200},
+    "ftipbook.compare.arms.CommonRecipeArm": {"recipe": lambda: dict(RECIPE), "packages": lambda: dict(PACKAGES)},
+    "ftipbook.compare.arms.CommonRecipeArm.run": {"runner": lambda: analytic, "seeds": lambda: [0, 1]},
+    "ftipbook.compare.arms.TuningResult": fields_of(tuning_result),
+    "ftipbook.compare.arms.TuningResult.selected_recipe": {"package": "wide"},
+    "ftipbook.compare.arms.TuningResult.selected_outcome": {"package": "wide"},
+    "ftipbook.compare.arms.TuningResult.from_dict": {"d": lambda: tuning_result().to_dict()},
+    "ftipbook.compare.arms.EqualTuningArm": {k: (lambda k=k: getattr(tuning_arm(), k)) for k in (
+        "trials", "tuning_data", "selection_rule", "stopping_rule", "accounting", "packages")},
+    "ftipbook.compare.arms.EqualTuningArm.run": {"runner": lambda: analytic, "seed": 0},
+    "ftipbook.compare.cost.training_flops": {"cfg": lambda: _m("tests.surface").tiny_config(), "tokens": 1000,
+                                             "context": 8},
+    "ftipbook.compare.cost.checkpoint_cost_vector": {"record": checkpoint_record, "context": 8},
+    "ftipbook.compare.cost.Scalarization": {"weights": lambda: {"train_flops": 1.0, "memory": 1.0},
+                                            "units": lambda: {"train_flops": "FLOP", "memory": "byte"}},
+    "ftipbook.compare.cost.Scalarization.__call__": {"cost": cost_vector},
+    "ftipbook.compare.cost.OrderFlip": fields_of(lambda: _c("cost").order_flip_weights(
+        cost_vector(10.0, 5.0), cost_vector(4.0, 9.0), scalarization())),
+    "ftipbook.compare.cost.OrderFlip.with_weight": {"coordinate": "memory", "weight": 2.0},
+    "ftipbook.compare.cost.order_flip_weights": {"a": lambda: cost_vector(10.0, 5.0), "b": lambda: cost_vector(4.0, 9.0),
+                                                 "reference": scalarization},
+    "ftipbook.compare.cost.pareto_dominates": {"a": lambda: cost_vector(4.0, 5.0), "b": lambda: cost_vector(10.0, 9.0)},
+    "ftipbook.compare.frontier.smallest_cost_reaching": {"q": 0.5, "measurements": lambda: [
+        measurement_sc("A", 2.0, 0.4), measurement_sc("A", 3.0, 0.6)]},
+    "ftipbook.compare.frontier.CostRatio": {"value": 0.5, "numerator": 1.0, "denominator": 2.0},
+    "ftipbook.compare.frontier.measured_cost_ratio": {"c_k": 3.0, "c_t": 4.0},
+    "ftipbook.compare.frontier.inverse_cost": {"interventions": interventions, "q": 0.5},
+    "ftipbook.compare.frontier.DeclaredFrontier": {"system": "A", "interventions": lambda: tuple(interventions()),
+                                                   "cost_unit": "FLOP", "interface": "protocol-1",
+                                                   "arm": "common recipe"},
+    "ftipbook.compare.frontier.DeclaredFrontier.value": {"budget": 2.5},
+    "ftipbook.compare.frontier.DeclaredFrontier.inverse_cost": {"q": 0.5},
+    "ftipbook.compare.frontier.IsoQualityRatio": fields_of(lambda: _c("frontier").iso_quality_ratio(
+        declared_frontier("A"), declared_frontier("B"), 0.5)),
+    "ftipbook.compare.frontier.iso_quality_ratio": {"a": lambda: declared_frontier("A"),
+                                                    "b": lambda: declared_frontier("B"), "q": 0.5},
+    "ftipbook.compare.decision.ThresholdCostClaim": fields_of(threshold_claim),
+    "ftipbook.compare.decision.Decision": fields_of(lambda: _c("decision").decision_rule(
+        threshold_claim("A", 2.0), threshold_claim("B", 8.0), ["train_flops"])),
+    "ftipbook.compare.decision.decision_rule": {"a": lambda: threshold_claim("A", 2.0),
+                                                "b": lambda: threshold_claim("B", 8.0), "needs": lambda: ["train_flops"]},
 }
 
 INSTANCES: dict[str, Callable[[], Any]] = {
@@ -458,6 +614,14 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "ftipbook.env.stopping.StoppingRule": lambda: _env("stopping").StoppingRule.on_action("eos", {"unlock"}),
     "ftipbook.env.stopping.Stopping": door_stopping,
     "ftipbook.env.calculator.ModelPolicy": model_policy,
+    "ftipbook.compare.arms.ArmResult": arm_result,
+    "ftipbook.compare.arms.CommonRecipeArm": common_arm,
+    "ftipbook.compare.arms.TuningResult": tuning_result,
+    "ftipbook.compare.arms.EqualTuningArm": tuning_arm,
+    "ftipbook.compare.cost.Scalarization": scalarization,
+    "ftipbook.compare.cost.OrderFlip": lambda: _c("cost").order_flip_weights(cost_vector(10.0, 5.0),
+                                                                              cost_vector(4.0, 9.0), scalarization()),
+    "ftipbook.compare.frontier.DeclaredFrontier": declared_frontier,
 }
 
 BY_ANNOTATION: dict[str, Callable[[], Any]] = {
@@ -468,7 +632,9 @@ BY_ANNOTATION: dict[str, Callable[[], Any]] = {
     "ProtocolResult": protocol_result, "EvaluationSample": evaluation_sample,
     "PublicHistory": door_history, "Environment": door_environment, "Policy": door_policy,
     "Stopping": door_stopping, "StoppedTrajectory": door_trajectory, "Spaces": door_spaces,
-    "StopCause": stop_cause,
+    "StopCause": stop_cause, "CostVector": cost_vector, "Scalarization": scalarization, "Outcome": outcome,
+    "DeclaredFrontier": declared_frontier, "ScoredCostMeasurement": measurement_sc,
+    "ThresholdCostClaim": threshold_claim, "ComparisonArm": comparison_arm,
 }
 EXEMPT: dict[str, str] = {
     "ftipbook.prob.NextTokenLaw.next_token_law": "the method of a typing.Protocol: an interface with no "
