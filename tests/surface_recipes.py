@@ -333,6 +333,91 @@ def checkpoint_record():
             "step": 2, "train": {"batch_size": 2, "seq_len": 8}}
 
 
+def cost_grid():
+    return _c("grid").CostGrid((1.0, 2.0, 4.0, 8.0), "train_flops", "FLOP")
+
+
+def grid_curves():
+    return cost_grid().observe({"a": {1.0: 0.1, 2.0: 0.3, 4.0: 0.5, 8.0: 0.9}, "b": {1.0: 0.2, 2.0: 0.2, 4.0: 0.4,
+                                                                                    8.0: 0.8}})
+
+
+SAMPLES = [[0.1, 0.4, 0.2], [0.3, 0.9, 0.5], [1.0, 0.2, 0.6], [0.5, 0.5, 0.7]]
+BASE = [[0.0, 0.3, 0.2], [0.2, 0.6, 0.5], [0.4, 0.2, 0.3], [0.5, 0.4, 0.6]]
+
+
+def band_procedure():
+    return _c("grid").BandProcedure("evaluation document", n_boot=100, level=0.9, seed=3)
+
+
+def band(samples=None):
+    return _c("grid").bootstrap_band(cost_grid(), samples or SAMPLES, band_procedure())
+
+
+def ordering_points():
+    def vec(flops, seconds):
+        return _c("cost").CostVector({"train_flops": flops, "wall_time": seconds},
+                                     {"train_flops": "FLOP", "wall_time": "s"})
+    return {"fast": [(vec(1, 10), 0.2), (vec(2, 20), 0.5)], "lean": [(vec(2, 5), 0.4), (vec(4, 8), 0.6)]}
+
+
+def by_flops():
+    return _c("cost").Scalarization({"train_flops": 1.0}, {"train_flops": "FLOP"}, "FLOP")
+
+
+XS, YS = [0.0, 1.0, 3.0, 4.0, 5.0, 6.0], [1, 1, 1, 0, 0, 1]
+
+
+def toy_accuracy(w, b):
+    return F(sum((w * x + b > 0) == bool(y) for x, y in zip(XS, YS)), len(XS))
+
+
+def toy_loss(theta):
+    x, y = torch.tensor(XS, dtype=torch.float64), torch.tensor(YS, dtype=torch.float64)
+    return torch.nn.functional.binary_cross_entropy_with_logits(theta[0] * x + theta[1], y)
+
+
+def toy_score(theta):
+    return float(toy_accuracy(float(theta[0]), float(theta[1])))
+
+
+def toy_sgd(params):
+    return torch.optim.SGD(params, lr=0.2)
+
+
+def reachable_set():
+    return _c("ceilings").optimizer_reachable(toy_loss, toy_score, toy_sgd, [(0.0, 0.0)], [0, 3],
+                                              cost_per_step=1.0, optimizer="SGD(lr=0.2)")
+
+
+def grid_ceiling():
+    return _c("ceilings").representational_ceiling(lambda w, b: float(toy_accuracy(w, b)),
+                                                   {"w": [-1.0, 1.0], "b": [0.0, 4.5]})
+
+
+def difference_grid():
+    table = {("a", 1): 1.0, ("b", 1): 0.5, ("a", 2): 0.25, ("b", 2): 0.75}
+    return _c("ceilings").difference_grid(lambda s, t: table[(s, t)], ("a", "b"), {"t": [1, 2]})
+
+
+def hybrid_model_config():
+    from ftipbook.model import ModelConfig
+    return ModelConfig(vocab_size=50, d_model=32, n_layers=4, n_heads=2, d_ff=64, max_seq_len=64, pos="none",
+                       layer_pattern="KKKM", mla_nope=True, kv_lora_rank=16)
+
+
+@cache
+def hybrid_lm():
+    from ftipbook.model import build_model
+    return build_model(hybrid_model_config(), seed=0).eval()
+
+
+@cache
+def hybrid_full_lm():
+    from ftipbook.model import build_model
+    return build_model(_c("cache_model").full_reference_config(hybrid_model_config()), seed=1).eval()
+
+
 RECIPES: dict[str, dict[str, Any]] = {
     # prob
     "ftipbook.prob.FiniteLaw.prob": {"event": lambda: ["a"]},
@@ -585,6 +670,50 @@ RECIPES: dict[str, dict[str, Any]] = {
         threshold_claim("A", 2.0), threshold_claim("B", 8.0), ["train_flops"])),
     "ftipbook.compare.decision.decision_rule": {"a": lambda: threshold_claim("A", 2.0),
                                                 "b": lambda: threshold_claim("B", 8.0), "needs": lambda: ["train_flops"]},
+    # compare: grid, ceilings, checks, cache_model
+    "ftipbook.compare.grid.CostGrid.observe": {"observations": lambda: {"a": {1.0: 0.1, 2.0: 0.3, 4.0: 0.5, 8.0: 0.9}}},
+    "ftipbook.compare.grid.CostGrid.index": {"cost": 4.0},
+    "ftipbook.compare.grid.GridCurves": fields_of(grid_curves),
+    "ftipbook.compare.grid.GridCurves.curve": {"architecture": "a"},
+    "ftipbook.compare.grid.GridCurves.at": {"architecture": "a", "cost": 4.0},
+    "ftipbook.compare.grid.Band": fields_of(band),
+    "ftipbook.compare.grid.bootstrap_band": {"grid": cost_grid, "samples": lambda: [list(x) for x in SAMPLES],
+                                             "procedure": band_procedure},
+    "ftipbook.compare.grid.paired_difference_band": {"grid": cost_grid, "a": lambda: [list(x) for x in SAMPLES],
+                                                     "b": lambda: [list(x) for x in BASE],
+                                                     "procedure": band_procedure},
+    "ftipbook.compare.grid.conservative_difference_band": {"a": band, "b": lambda: band(BASE)},
+    "ftipbook.compare.grid.threshold_crossing": {"band": band, "q": 0.4},
+    "ftipbook.compare.grid.FrontierRanking": fields_of(lambda: _c("grid").frontier_ordering(
+        ordering_points(), by_flops(), [2])[0]),
+    "ftipbook.compare.grid.frontier_ordering": {"points": ordering_points, "scalarization": by_flops,
+                                                "budgets": lambda: [1, 2, 4]},
+    "ftipbook.compare.grid.pointwise_order": {"curves": grid_curves, "a": "a", "b": "b"},
+    "ftipbook.compare.grid.order_crossings": {"grid": cost_grid, "order": lambda: [-1, 1, 1, 1], "a": "a", "b": "b"},
+    "ftipbook.compare.grid.crossing_points": {"curves": grid_curves, "a": "a", "b": "b"},
+    "ftipbook.compare.ceilings.representational_ceiling": {
+        "score": lambda: lambda w, b: float(toy_accuracy(w, b)), "grid": lambda: {"w": [-1.0, 1.0], "b": [0.0, 4.5]}},
+    "ftipbook.compare.ceilings.ReachableSet": fields_of(reachable_set),
+    "ftipbook.compare.ceilings.ReachableSet.feasible": {"budget": 2.0},
+    "ftipbook.compare.ceilings.optimizer_reachable": {
+        "loss": lambda: toy_loss, "score": lambda: toy_score, "make_optimizer": lambda: toy_sgd,
+        "inits": lambda: [(0.0, 0.0)], "horizons": lambda: [0, 3], "cost_per_step": 1.0, "optimizer": "SGD"},
+    "ftipbook.compare.ceilings.ceiling_layers": {"representational": grid_ceiling, "reachable": reachable_set,
+                                                 "budget": 2.0},
+    "ftipbook.compare.ceilings.GridCell": fields_of(lambda: difference_grid().cells[0]),
+    "ftipbook.compare.ceilings.DifferenceGrid": fields_of(difference_grid),
+    "ftipbook.compare.ceilings.DifferenceGrid.cell": {"**": lambda: {"t": 2}},
+    "ftipbook.compare.ceilings.DifferenceGrid.varied": {"fixed": lambda: {}},
+    "ftipbook.compare.ceilings.difference_grid": {
+        "score": lambda: lambda s, t: {("a", 1): 1.0, ("b", 1): 0.5, ("a", 2): 0.25, ("b", 2): 0.75}[(s, t)],
+        "systems": ("a", "b"), "axes": lambda: {"t": [1, 2]}},
+    "ftipbook.compare.ceilings.answer_probability": {"model": artifact_lm, "tokenizer": byte_tokenizer,
+                                                     "documents": documents},
+    "ftipbook.compare.checks.real": {"name": "x", "value": 0.5},
+    "ftipbook.compare.cache_model.state_sizes": {"cfg": hybrid_model_config},
+    "ftipbook.compare.cache_model.full_reference_config": {"cfg": hybrid_model_config},
+    "ftipbook.compare.cache_model.measure_cache_ratio": {"hybrid": hybrid_lm, "full": hybrid_full_lm,
+                                                         "lengths": lambda: [1, 7]},
 }
 
 INSTANCES: dict[str, Callable[[], Any]] = {
@@ -622,6 +751,10 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "ftipbook.compare.cost.OrderFlip": lambda: _c("cost").order_flip_weights(cost_vector(10.0, 5.0),
                                                                               cost_vector(4.0, 9.0), scalarization()),
     "ftipbook.compare.frontier.DeclaredFrontier": declared_frontier,
+    "ftipbook.compare.grid.CostGrid": cost_grid,
+    "ftipbook.compare.grid.GridCurves": grid_curves,
+    "ftipbook.compare.ceilings.ReachableSet": reachable_set,
+    "ftipbook.compare.ceilings.DifferenceGrid": difference_grid,
 }
 
 BY_ANNOTATION: dict[str, Callable[[], Any]] = {
@@ -634,7 +767,9 @@ BY_ANNOTATION: dict[str, Callable[[], Any]] = {
     "Stopping": door_stopping, "StoppedTrajectory": door_trajectory, "Spaces": door_spaces,
     "StopCause": stop_cause, "CostVector": cost_vector, "Scalarization": scalarization, "Outcome": outcome,
     "DeclaredFrontier": declared_frontier, "ScoredCostMeasurement": measurement_sc,
-    "ThresholdCostClaim": threshold_claim, "ComparisonArm": comparison_arm,
+    "ThresholdCostClaim": threshold_claim, "ComparisonArm": comparison_arm, "CostGrid": cost_grid,
+    "GridCurves": grid_curves, "Band": band, "BandProcedure": band_procedure, "ReachableSet": reachable_set,
+    "GridCeiling": grid_ceiling,
 }
 EXEMPT: dict[str, str] = {
     "ftipbook.prob.NextTokenLaw.next_token_law": "the method of a typing.Protocol: an interface with no "
