@@ -74,6 +74,8 @@ ROOTS = ("ftipbook.prob", "ftipbook.claims", "ftipbook.tasks", "ftipbook.env", "
          "ftipbook.model.jepa", "ftipbook.model.candidates", "ftipbook.model.hf_hybrid")
 #: CPU seconds after which a case counts as a hang.
 TIME_LIMIT = 2.0
+#: CPU seconds allowed to the first valid call of a callable (it may load a tokenizer or a committed build once).
+WARM_LIMIT = 10.0
 #: Wall seconds after which a child process is killed (it may be sleeping or starved on a busy machine).
 WALL_LIMIT = 30.0
 #: Outcome columns, in table order.
@@ -708,7 +710,7 @@ def probe_target(target: Target, report: Report, skip: frozenset[str] = frozense
         return
     try:
         valid = valid_kwargs(target)
-        baseline = _timed(lambda: call(target, valid), TIME_LIMIT)
+        baseline = _timed(lambda: call(target, valid), WARM_LIMIT)  # the first call may fill caches
         again = _timed(lambda: call(target, valid_kwargs(target)), TIME_LIMIT)
     except NoValue as err:
         report.no_recipe[target.qualname] = str(err)

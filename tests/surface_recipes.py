@@ -418,6 +418,185 @@ def hybrid_full_lm():
     return build_model(_c("cache_model").full_reference_config(hybrid_model_config()), seed=1).eval()
 
 
+# ------------------------------------------------------------------------ compare: instance, records
+def instance_config():
+    from ftipbook.model import ModelConfig
+    return ModelConfig(vocab_size=11, d_model=16, n_layers=2, n_heads=2, d_ff=24, max_seq_len=12)
+
+
+@cache
+def instance_lm():
+    from ftipbook.model import build_model
+    return build_model(instance_config(), seed=0).eval()
+
+
+def eleven_table():
+    names = tuple(f"t{i}" for i in range(11))
+    return _m("ftipbook.prob").TableLM(names, {(names[0],): {names[0]: F(1, 3), names[1]: F(2, 3)}},
+                                       default={n: F(1, 11) for n in names})
+
+
+def next_token_interface():
+    return _c("instance").NextTokenInterface(11, 12)
+
+
+def model_record():
+    return _c("instance").ModelRecord("net", next_token_interface(), "sha256:ab")
+
+
+def architecture_record():
+    return _c("instance").ArchitectureRecord.of(model_record(), instance_lm())
+
+
+def adamw():
+    return torch.optim.AdamW(instance_lm().parameters(), lr=1e-3)
+
+
+def optimizer_record():
+    return _c("instance").OptimizerRecord.capture(adamw(), instance_lm())
+
+
+def instance_costs(decode: float = 2e4):
+    CostVector, UNKNOWN = _c("cost").CostVector, _c("cost").UNKNOWN
+    return (CostVector({"train_flops": 1e9}, {"train_flops": "FLOP"}),
+            CostVector({"decode_flops": decode, "energy": UNKNOWN}, {"decode_flops": "FLOP", "energy": "J"}))
+
+
+def instance_record(name: str = "a", **kw):
+    train, infer = instance_costs()
+    base = dict(architecture="2 layers AA: MHA (rope)", checkpoint=f"sha256:{name}", parameters=100, data="corpus",
+                tokens=1000, updates=10, post_training="none", optimizer="adamw", precision="float32",
+                hardware="cpu", software="torch", kernels="A: torch SDPA", cache_policy="preallocated",
+                inference_budget="greedy", train_cost=train, inference_cost=infer, task_suite="suite",
+                evaluation_law="nll", eval_seed=7)
+    return _c("instance").ModelInstanceRecord(name, **(base | kw))
+
+
+def instance_pair():
+    return (instance_record("mha"), instance_record("hybrid", architecture="4 layers KKKA: KDA + MHA", parameters=90,
+                                                    kernels="K: KDA; A: torch SDPA",
+                                                    inference_cost=instance_costs(1e4)[1]))
+
+
+def unit_weights():
+    return _c("cost").Scalarization({"train_flops": 1.0, "decode_flops": 1e4},
+                                    {"train_flops": "FLOP", "decode_flops": "FLOP"})
+
+
+def train_config():
+    return _m("ftipbook.train").TrainConfig(steps=5, batch_size=2, seq_len=8, schedule="cosine")
+
+
+def run_randomness():
+    return _m("ftipbook.train").RunRandomness(1, 2, 3, 4)
+
+
+@cache
+def systems_record():
+    return _c("records").SystemsRecord.capture(instance_lm(), batch=1, cache_policy="preallocated",
+                                               prompt_length=4, new_tokens=2, warmup=0)
+
+
+def systems_record_b():
+    import dataclasses
+    return dataclasses.replace(systems_record(), cache_policy="none")
+
+
+def identity(name: str = "hybrid", **kw):
+    base = dict(checkpoint="sha256:aa", variant="3 KDA : 1 MLA (NoPE)", layer_pattern="KKKM", total_params=100,
+                active_params=100, tokenizer="bpe-512:ff", context_limit=64)
+    return _c("records").SystemIdentity(name, **(base | kw))
+
+
+def identity_b():
+    return identity("full-mla", checkpoint="sha256:bb", variant="full MLA (NoPE), 4 layers", layer_pattern="MMMM")
+
+
+def eval_conditions(version: str = "v1"):
+    return _c("records").EvaluationConditions("associative recall", "uniform keys, 8 pairs", "exact match", (0, 1, 2),
+                                              "eos or 4 tokens", version)
+
+
+def training_record(volume: int = 409_600):
+    r = _c("records")
+    tune = r.TuningProtocol("200k tokens of the toy mixture", 4, "lowest validation loss", "60 steps",
+                            "4 x 60 steps", ("lr=1e-3", "lr=3e-3", "lr=1e-2", "lr=3e-2"), "lr=3e-3")
+    return r.TrainingRecord("toy mixture", volume, "seed 0", "AdamW(0.9, 0.95, wd 0.1)", "warmup 20 + cosine",
+                            "none", "none", 400, "last step", tune)
+
+
+def field_change():
+    return _c("records").diff_records(eval_conditions("v1"), eval_conditions("v2"))[0]
+
+
+# --------------------------------------------------------------------------------- the three studies
+@cache
+def the_study():
+    return _m("ftipbook.study").load()
+
+
+@cache
+def the_depth_study():
+    return _m("ftipbook.depth_study").load()
+
+
+@cache
+def the_jepa_study():
+    return _m("ftipbook.jepa_study").load()
+
+
+def study_entry():
+    s = the_study()
+    return s.entry(s.architectures[0], s.budgets[0], s.seeds[0])
+
+
+@cache
+def study_model():
+    s = the_study()
+    return s.checkpoint(s.architectures[0])
+
+
+def study_documents():
+    return _m("ftipbook.study").evaluation_documents()[:2]
+
+
+@cache
+def depth_model():
+    return the_depth_study().checkpoint("passes-1")
+
+
+@cache
+def _scratch():
+    import atexit
+    import shutil
+    import tempfile
+    root = tempfile.mkdtemp(prefix="ftipbook-surface-")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
+def scratch_dir():
+    """A fresh empty directory (under one temporary root removed at exit)."""
+    import tempfile
+    from pathlib import Path
+    return Path(tempfile.mkdtemp(dir=_scratch()))
+
+
+def manifest_dir():
+    d = scratch_dir()
+    (d / "STUDY.json").write_text("{}")
+    return d
+
+
+@cache
+def _study_files():
+    return _m("ftipbook.study").verified_files()
+
+
+def study_files():
+    return dict(_study_files())
+
+
 RECIPES: dict[str, dict[str, Any]] = {
     # prob
     "ftipbook.prob.FiniteLaw.prob": {"event": lambda: ["a"]},
@@ -489,6 +668,11 @@ RECIPES: dict[str, dict[str, Any]] = {
                                 "secret": lambda: _m("ftipbook.tasks").EvaluatorSecret("3")},
     "ftipbook.tasks.is_text": {"o": "3"},
     "ftipbook.tasks.Task": {"name": "add", "instances": lambda: task().instances},
+    "ftipbook.study.StudyRunner.model_factory": "a class attribute holding ftipbook.model.build_model (probed in "
+                                                "the model modules), not a method",
+    "ftipbook.study.StudyRunner.__call__": "trains one model of the study (seconds to minutes); "
+                                           "scripts/build_study.py --check runs it",
+    "ftipbook.study.rerun_entry": "retrains one entry of the study (seconds to minutes); tests/test_study.py runs it",
     "ftipbook.tasks.Task.admissible": {"x": public_instance, "o": "3"},
     "ftipbook.tasks.Task.is_admissible": {"x": public_instance, "o": "3"},
     "ftipbook.tasks.arithmetic_task": {"name": "add", "documents": documents},
@@ -714,6 +898,88 @@ RECIPES: dict[str, dict[str, Any]] = {
     "ftipbook.compare.cache_model.full_reference_config": {"cfg": hybrid_model_config},
     "ftipbook.compare.cache_model.measure_cache_ratio": {"hybrid": hybrid_lm, "full": hybrid_full_lm,
                                                          "lengths": lambda: [1, 7]},
+    # compare: instance, records
+    "ftipbook.compare.instance.NextTokenInterface.check": {"law": eleven_table},
+    "ftipbook.compare.instance.ModelRecord": {"name": "net", "interface": next_token_interface,
+                                              "checkpoint": "sha256:ab"},
+    "ftipbook.compare.instance.describe_map": {"law": instance_lm},
+    "ftipbook.compare.instance.ArchitectureRecord": fields_of(architecture_record),
+    "ftipbook.compare.instance.ArchitectureRecord.of": {"model": model_record, "law": instance_lm},
+    "ftipbook.compare.instance.require_architecture": {"record": architecture_record, "claim": "cache"},
+    "ftipbook.compare.instance.OptimizerRecord.capture": {"optimizer": adamw, "model": instance_lm},
+    "ftipbook.compare.instance.ModelInstanceRecord.capture": {
+        "name": "net", "model": instance_lm, "optimizer": adamw, "config": train_config,
+        "randomness": run_randomness, "systems": systems_record, "data": "toy", "post_training": "none",
+        "train_cost": lambda: instance_costs()[0], "inference_cost": lambda: instance_costs()[1],
+        "task_suite": "suite", "evaluation_law": "nll", "eval_seed": 99},
+    "ftipbook.compare.instance.ModelInstanceRecord.from_study": {"entry": study_entry},
+    "ftipbook.compare.instance.describe_architecture": {"cfg": instance_config},
+    "ftipbook.compare.instance.attribution": {"a": lambda: instance_pair()[0], "b": lambda: instance_pair()[1]},
+    "ftipbook.compare.instance.Comparability": fields_of(lambda: _c("instance").comparable(
+        *instance_pair(), varied=("architecture", "checkpoint", "parameters", "kernels", "inference_cost"))),
+    "ftipbook.compare.instance.comparable": {"a": lambda: instance_pair()[0], "b": lambda: instance_pair()[1],
+                                             "varied": lambda: ["architecture", "checkpoint", "parameters", "kernels",
+                                                                "inference_cost"]},
+    "ftipbook.compare.instance.ComparisonUnit": {"pair": instance_pair, "task_family": "suite", "evaluation_law": "nll",
+                                                 "scalarization": unit_weights},
+    "ftipbook.compare.records.missing_fields": {"record": training_record},
+    "ftipbook.compare.records.diff_records": {"a": lambda: eval_conditions("v1"), "b": lambda: eval_conditions("v2")},
+    "ftipbook.compare.records.check_common_conditions": {"a": lambda: eval_conditions("v1"),
+                                                         "b": lambda: eval_conditions("v2")},
+    "ftipbook.compare.records.describe_variant": {"cfg": hybrid_model_config},
+    "ftipbook.compare.records.SystemIdentity.from_artifact": {"name": "net", "artifact": artifact},
+    "ftipbook.compare.records.ComparisonPair": {"a": identity, "b": identity_b},
+    "ftipbook.compare.records.TrainingRecord.from_run": {"config": train_config, "randomness": run_randomness,
+                                                         "data": "toy"},
+    "ftipbook.compare.records.TrainingRecord.common_recipe_arms": {"other": lambda: training_record(204_800)},
+    "ftipbook.compare.records.TrainingRecord.equal_tuning_arms": {"other": lambda: training_record(204_800)},
+    "ftipbook.compare.records.SystemsIntervention": fields_of(lambda: _c("records").systems_intervention(
+        systems_record(), systems_record_b(), torch.zeros(1, 2), torch.tensor([[0.0, 1e-6]]))),
+    "ftipbook.compare.records.systems_intervention": {"before": systems_record, "after": systems_record_b,
+                                                      "out_before": lambda: torch.zeros(1, 2),
+                                                      "out_after": lambda: torch.tensor([[0.0, 1e-6]])},
+    # study, depth_study, jepa_study (the committed builds, loaded once)
+    "ftipbook.study.common_recipe": {"budget": 50},
+    "ftipbook.study.train_config": {"recipe": lambda: _m("ftipbook.study").common_recipe(50)},
+    "ftipbook.study.document_scores": {"model": study_model, "documents": study_documents, "batch_size": 2},
+    "ftipbook.study.StudyEntry": fields_of(study_entry),
+    "ftipbook.study.Study": fields_of(the_study),
+    "ftipbook.study.Study.recipe_at": {"budget": 50},
+    "ftipbook.study.Study.entry": {"architecture": "full-attention", "budget": 50, "seed": 0},
+    "ftipbook.study.Study.arm": {"budget": 50},
+    "ftipbook.study.Study.checkpoint": {"architecture": "full-attention"},
+    "ftipbook.study.write_manifest": {"directory": manifest_dir},
+    "ftipbook.study.verified_artifact": {"files": study_files, "directory": lambda: _m("ftipbook.study").STUDY_DIR,
+                                         "name": "full-attention"},
+    "ftipbook.study.verified_json": {"files": study_files, "directory": lambda: _m("ftipbook.study").STUDY_DIR,
+                                     "name": "STUDY.json", "format": lambda: _m("ftipbook.study").FORMAT},
+    "ftipbook.study.checkpoint_files": {"artifacts": lambda: {"tiny": artifact()}},
+    "ftipbook.study.build_files": {"data": lambda: {"a": 1}, "artifacts": lambda: {"tiny": artifact()},
+                                   "data_file": "STUDY.json"},
+    "ftipbook.study.write": {"directory": lambda: scratch_dir() / "study", "data": lambda: {"a": 1},
+                             "artifacts": lambda: {"tiny": artifact()}},
+    "ftipbook.study.rebuild_distances": {"rebuilt": lambda: _m("ftipbook.study").STUDY_DIR},
+    "ftipbook.depth_study.capture_record": {"model": depth_model},
+    "ftipbook.depth_study.prefill_flops": {"model": depth_model},
+    "ftipbook.depth_study.depth_record": {"d": lambda: the_depth_study().run(1, 0).record.to_dict()},
+    "ftipbook.depth_study.PassesRun": fields_of(lambda: the_depth_study().run(1, 0)),
+    "ftipbook.depth_study.Recirculation": fields_of(lambda: the_depth_study().recirculation()),
+    "ftipbook.depth_study.LatentRun": fields_of(lambda: the_depth_study().latent_run(1.0, 0)),
+    "ftipbook.depth_study.DepthStudy": fields_of(the_depth_study),
+    "ftipbook.depth_study.DepthStudy.run": {"passes": 1, "seed": 0},
+    "ftipbook.depth_study.DepthStudy.latent_run": {"weight": 1.0, "seed": 0},
+    "ftipbook.depth_study.DepthStudy.checkpoint": {"name": "passes-1"},
+    "ftipbook.depth_study.SurfaceFit": fields_of(lambda: _m("ftipbook.depth_study").fit_surface(
+        the_depth_study().surface(), _m("ftipbook.depth_study").SURFACE_FORMS[0])),
+    "ftipbook.depth_study.SurfaceFit.covers": {"n": 64.0, "p": 1.0, "d": 1000.0},
+    "ftipbook.depth_study.SurfaceFit.predict": {"n": 64.0, "p": 1.0, "d": 1000.0, "extrapolate": True},
+    "ftipbook.depth_study.surface_design": {"surface": lambda: the_depth_study().surface()},
+    "ftipbook.depth_study.fit_surface": {"surface": lambda: the_depth_study().surface(),
+                                         "form": lambda: _m("ftipbook.depth_study").SURFACE_FORMS[0]},
+    "ftipbook.depth_study.rebuild_report": {"rebuilt": lambda: _m("ftipbook.depth_study").DEPTH_DIR},
+    "ftipbook.jepa_study.JEPAStudy": fields_of(the_jepa_study),
+    "ftipbook.jepa_study.JEPAStudy.decoder": {"name": "readout"},
+    "ftipbook.jepa_study.JEPAStudy.decoded": {"name": "readout"},
 }
 
 INSTANCES: dict[str, Callable[[], Any]] = {
@@ -755,6 +1021,15 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "ftipbook.compare.grid.GridCurves": grid_curves,
     "ftipbook.compare.ceilings.ReachableSet": reachable_set,
     "ftipbook.compare.ceilings.DifferenceGrid": difference_grid,
+    "ftipbook.compare.instance.NextTokenInterface": next_token_interface,
+    "ftipbook.compare.instance.ArchitectureRecord": architecture_record,
+    "ftipbook.compare.instance.OptimizerRecord": optimizer_record,
+    "ftipbook.compare.records.TrainingRecord": training_record,
+    "ftipbook.study.Study": the_study,
+    "ftipbook.depth_study.DepthStudy": the_depth_study,
+    "ftipbook.depth_study.SurfaceFit": lambda: _m("ftipbook.depth_study").fit_surface(
+        the_depth_study().surface(), _m("ftipbook.depth_study").SURFACE_FORMS[0]),
+    "ftipbook.jepa_study.JEPAStudy": the_jepa_study,
 }
 
 BY_ANNOTATION: dict[str, Callable[[], Any]] = {
@@ -769,13 +1044,22 @@ BY_ANNOTATION: dict[str, Callable[[], Any]] = {
     "DeclaredFrontier": declared_frontier, "ScoredCostMeasurement": measurement_sc,
     "ThresholdCostClaim": threshold_claim, "ComparisonArm": comparison_arm, "CostGrid": cost_grid,
     "GridCurves": grid_curves, "Band": band, "BandProcedure": band_procedure, "ReachableSet": reachable_set,
-    "GridCeiling": grid_ceiling,
+    "GridCeiling": grid_ceiling, "ModelInstanceRecord": instance_record, "SystemIdentity": identity,
+    "TrainingRecord": training_record, "SystemsRecord": systems_record, "EvaluationConditions": eval_conditions,
+    "FieldChange": field_change, "TrainConfig": train_config, "RunRandomness": run_randomness,
+    "NextTokenInterface": next_token_interface, "ModelRecord": model_record, "StudyEntry": study_entry,
+    "torch.optim.Optimizer": adamw,
 }
 EXEMPT: dict[str, str] = {
     "ftipbook.prob.NextTokenLaw.next_token_law": "the method of a typing.Protocol: an interface with no "
                                                  "implementation (TableLM and DecoderLM implement it, probed)",
     "ftipbook.claims.Budget": "the common base refuses construction by design (TypeError naming the subclasses); "
                               "DevelopmentBudget and DeploymentBudget are probed",
+    "ftipbook.study.StudyRunner.model_factory": "a class attribute holding ftipbook.model.build_model (probed in "
+                                                "the model modules), not a method",
+    "ftipbook.study.StudyRunner.__call__": "trains one model of the study (seconds to minutes); "
+                                           "scripts/build_study.py --check runs it",
+    "ftipbook.study.rerun_entry": "retrains one entry of the study (seconds to minutes); tests/test_study.py runs it",
     "ftipbook.tasks.Task.admissible": "a dataclass field whose default is tasks.parses_as_integer (probed where "
                                       "it is defined); not a method",
 }
