@@ -597,6 +597,190 @@ def study_files():
     return dict(_study_files())
 
 
+# ------------------------------------------- compare: reduction, reports, saturation, restricted, tradeoff
+V = 5
+
+
+@cache
+def gqa_lm():
+    from ftipbook.model import ModelConfig, build_model
+    return build_model(ModelConfig(vocab_size=V, d_model=16, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=32,
+                                   max_seq_len=8, init_std=0.3), seed=0).eval()
+
+
+@cache
+def mla_lm():
+    from ftipbook.model import ModelConfig, build_model
+    return build_model(ModelConfig(vocab_size=V, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_seq_len=8,
+                                   init_std=0.3, layer_pattern="M", kv_lora_rank=4, rope_head_dim=4), seed=0).eval()
+
+
+def declared_task():
+    return _c("reduction").DeclaredTask(((1,), (2, 3)), ((3, 0), (1,)), V)
+
+
+def functionals():
+    return _c("reduction").standard_functionals(declared_task(), k=2, reward=lambda p, y: y / 4, reference=mla_lm())
+
+
+def model_inputs():
+    M = _c("reports").ModelInput
+    return [M("p", 0.08, "assumed", "illustrative"), M("n", 17, "measured", "budget / cost")]
+
+
+def _discovery(p, n):
+    return 1 - (1 - p) ** n
+
+
+def prediction():
+    return _c("reports").ConditionalPrediction.derive("discovery", "1 - (1 - p)^n", _discovery, model_inputs())
+
+
+def contrast(quantity: str = "accuracy", a: float = 0.75, b: float = 0.5):
+    return _c("reports").MeasuredContrast(quantity, "points", "kimi", "mla", a, b, "Table 4 protocol")
+
+
+def justified(v: float = 1.0):
+    return _c("saturation").JustifiedBound(v, "scores are accuracies in [0, 1]")
+
+
+def sat_interventions():
+    I = _c("frontier").Intervention
+    return [I("a", 1.0, 0.5), I("b", 2.0, 0.5625), I("c", 4.0, 0.875)]
+
+
+def saturation_certificate():
+    return _c("saturation").saturation_certificate(sat_interventions(), 0.8, sat_interventions()[2], justified())
+
+
+def restricted_member(name):
+    return {"training": name, "post_training": "none", "inference": "greedy"}
+
+
+TABLE = {"a": (3.0, 0.5), "b": (5.0, 0.9), "c": (9.0, 2.0)}
+
+
+def restricted_runner(arch, package, recipe, seed):
+    cost, score = TABLE[recipe["training"]]
+    return _c("arms").Outcome(score + 0.1 * seed, _c("cost").CostVector.standard(train_flops=cost))
+
+
+def allowed_class(names=("a", "b")):
+    return _c("restricted").AllowedClass("A", {}, {n: restricted_member(n) for n in names}, {"x": "not declared"},
+                                         10, (0, 1))
+
+
+def restricted_arm():
+    return _c("restricted").RestrictedEnvelopeArm({"A": allowed_class()}, 6.0, by_flops(), "toy law")
+
+
+def envelope():
+    return restricted_arm().envelope(restricted_runner, "A")
+
+
+def tradeoff_setting():
+    from ftipbook.model import ModelConfig
+    cfg = ModelConfig(vocab_size=256, d_model=64, n_layers=4, n_heads=4, layer_pattern="KKKM", mla_nope=True,
+                      kv_lora_rank=32)
+    return _c("tradeoff").TradeoffSetting.from_config(cfg, memory=64 * 2**20, context=4096, f=0.8, p_m=0.1,
+                                                      p_k=0.08, budget=10)
+
+
+def world():
+    return _c("tradeoff").World.as_assumed(tradeoff_setting())
+
+
+# ------------------------------- compare: interfaces, jepa_interface, kda_instance, measure, published
+def counting_task(k: int = 3):
+    return {(1,) * n: n for n in range(k + 1)}
+
+
+def recurrence():
+    return _c("interfaces").QuantizedRecurrence(3)
+
+
+def state_interface():
+    return recurrence().interface()
+
+
+def applicability():
+    return _c("interfaces").pigeonhole_applicability(state_interface(), counting_task())
+
+
+@cache
+def jepa_tokenizer():
+    return _m("ftipbook.tokenizer").ByteLevelBPE.train(["abc abd abe", "bca cab"], 4)
+
+
+def jepa_docs():
+    Document = _m("ftipbook.data.corpus").Document
+    return (Document("abc", "t", "d0"), Document("abd ab", "t", "d1"), Document("cab", "t", "d2"))
+
+
+def jepa_iface(law: str = "L"):
+    return _c("jepa_interface").JEPAInterface("p", "t", "d", "o", "i", law)
+
+
+def next_token_nll():
+    return _c("jepa_interface").NextTokenNLL(jepa_docs(), jepa_tokenizer(), seq_len=3, batch_size=2)
+
+
+def nll_iface():
+    return jepa_iface(next_token_nll().description)
+
+
+def uniform_law_map(tokens):
+    return torch.zeros(*tokens.shape, jepa_tokenizer().vocab_size)
+
+
+def bigram_law_map(tokens):
+    table = torch.linspace(-1, 1, jepa_tokenizer().vocab_size ** 2).reshape(jepa_tokenizer().vocab_size, -1)
+    return table[tokens]
+
+
+def timing():
+    return _m("ftipbook.eval.stats").RepeatedMeasurement(warmup=0, reps=2)
+
+
+@cache
+def kda_hybrid():
+    from ftipbook.model import ModelConfig, build_model
+    return build_model(ModelConfig(vocab_size=32, d_model=16, n_layers=4, n_heads=2, d_ff=32, max_seq_len=32,
+                                   pos="none", layer_pattern="KKKM", mla_nope=True, kv_lora_rank=8), seed=0).eval()
+
+
+@cache
+def kda_twin():
+    from ftipbook.model import build_model
+    return build_model(kda_hybrid().cfg, seed=1).eval()
+
+
+def packed_batch():
+    docs = [list(range(1 + i, 20 + i)) for i in range(4)]
+    return _m("ftipbook.data.windows").BatchIterator(docs, 8, 2, pad_id=0, seed=0).batch(0)
+
+
+def table_lm_3():
+    return _m("tests.surface").table_lm()
+
+
+@cache
+def instance_lm_32():
+    from ftipbook.model import ModelConfig, build_model
+    return build_model(ModelConfig(vocab_size=32, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_seq_len=16),
+                       seed=0)
+
+
+def reproducibility_record():
+    CostVector, UNKNOWN = _c("cost").CostVector, _c("cost").UNKNOWN
+    cost = CostVector({"train_flops": 1e9, "wall_time": UNKNOWN}, {"train_flops": "FLOP", "wall_time": "s"})
+    return _c("reproducibility").ReproducibilityRecord("m", "ab" * 32, "seed 0, 160 documents", cost)
+
+
+def published_value():
+    return _c("published").PublishedValue(1.5, "x", "kimi2025", "Table 1", "reported")
+
+
 RECIPES: dict[str, dict[str, Any]] = {
     # prob
     "ftipbook.prob.FiniteLaw.prob": {"event": lambda: ["a"]},
@@ -980,6 +1164,150 @@ RECIPES: dict[str, dict[str, Any]] = {
     "ftipbook.jepa_study.JEPAStudy": fields_of(the_jepa_study),
     "ftipbook.jepa_study.JEPAStudy.decoder": {"name": "readout"},
     "ftipbook.jepa_study.JEPAStudy.decoded": {"name": "readout"},
+    # compare: reduction
+    "ftipbook.compare.reduction.gqa_as_mha": {"model": gqa_lm},
+    "ftipbook.compare.reduction.with_mla_absorb": {"model": mla_lm, "absorb": True},
+    "ftipbook.compare.reduction.DeclaredTask": {"prompts": ((1,), (2, 3)), "answers": ((3, 0), (1,)), "vocab_size": V},
+    "ftipbook.compare.reduction.task_prefixes": {"task": declared_task},
+    "ftipbook.compare.reduction.next_law": {"lm": gqa_lm, "prefix": lambda: [0, 1], "vocab_size": V},
+    "ftipbook.compare.reduction.output_law_distance": {"a": gqa_lm, "b": mla_lm, "prefixes": lambda: [[0], [1, 2]],
+                                                       "vocab_size": V},
+    "ftipbook.compare.reduction.answer_probabilities": {"lm": gqa_lm, "task": declared_task},
+    "ftipbook.compare.reduction.expected_nll": {"lm": gqa_lm, "task": declared_task},
+    "ftipbook.compare.reduction.greedy_exact_match": {"lm": gqa_lm, "task": declared_task},
+    "ftipbook.compare.reduction.exact_pass_at_k": {"lm": gqa_lm, "task": declared_task, "k": 2},
+    "ftipbook.compare.reduction.expected_reward": {"lm": gqa_lm, "task": declared_task,
+                                                   "reward": lambda: lambda p, y: y / 4},
+    "ftipbook.compare.reduction.kl_to_reference": {"lm": gqa_lm, "task": declared_task, "reference": mla_lm},
+    "ftipbook.compare.reduction.standard_functionals": {"task": declared_task, "k": 2,
+                                                        "reward": lambda: lambda p, y: y / 4, "reference": mla_lm},
+    "ftipbook.compare.reduction.same_law_values": {"a": gqa_lm, "b": mla_lm, "functionals": functionals},
+    # compare: reports
+    "ftipbook.compare.reports.MeasuredContrast": {"quantity": "accuracy", "unit": "points", "system_a": "kimi",
+                                                  "system_b": "mla", "value_a": 0.75, "value_b": 0.5,
+                                                  "protocol": "Table 4 protocol"},
+    "ftipbook.compare.reports.direction_summary": {"contrasts": lambda: [contrast(), contrast("speed", 1.0, 2.0)]},
+    "ftipbook.compare.reports.ModelInput": {"name": "p", "value": 0.08, "status": "assumed", "source": "illustrative"},
+    "ftipbook.compare.reports.ConditionalPrediction": fields_of(prediction),
+    "ftipbook.compare.reports.ConditionalPrediction.derive": {"quantity": "discovery", "model": "1 - (1 - p)^n",
+                                                              "fn": lambda: _discovery, "inputs": model_inputs},
+    "ftipbook.compare.reports.ConditionalPrediction.check": {
+        "test": lambda: _c("reports").ProportionTest(0.95), "data": (1460, 2000)},
+    "ftipbook.compare.reports.ProportionTest.evaluate": {"prediction": prediction, "data": (1460, 2000)},
+    "ftipbook.compare.reports.MeanTest.evaluate": {"prediction": prediction, "data": lambda: [0.7, 0.75, 0.8, 0.72]},
+    "ftipbook.compare.reports.ToleranceTest": {"abs_tol": 0.05},
+    "ftipbook.compare.reports.ToleranceTest.evaluate": {"prediction": prediction, "data": 0.75},
+    "ftipbook.compare.reports.format_table": {"headers": lambda: ["a", "b"], "rows": lambda: [["x", 0.5], ["y", 2]]},
+    # compare: saturation
+    "ftipbook.compare.saturation.SaturationCertificate": fields_of(saturation_certificate),
+    "ftipbook.compare.saturation.SaturationCertificate.at": {"budget": 4.0},
+    "ftipbook.compare.saturation.saturation_certificate": {"interventions": sat_interventions, "q": 0.8,
+                                                           "witness": lambda: sat_interventions()[2],
+                                                           "upper": justified},
+    "ftipbook.compare.saturation.declared_saturation": {"interventions": sat_interventions, "q": 0.5, "budget": 1.0,
+                                                        "delta": 1.0, "eps": 0.1},
+    "ftipbook.compare.saturation.ConditionalSaturation": fields_of(lambda: _c("saturation").conditional_saturation(
+        budget=2.0, delta=1.0, eps=0.05, upper=justified(0.9), lower=justified(0.88))),
+    "ftipbook.compare.saturation.conditional_saturation": {"budget": 2.0, "delta": 1.0, "eps": 0.05,
+                                                           "upper": lambda: justified(0.9),
+                                                           "lower": lambda: justified(0.88)},
+    "ftipbook.compare.saturation.IndistinguishableFrontiers": fields_of(
+        lambda: _c("saturation").indistinguishable_frontiers([1.0, 2.0], 3.0)),
+    "ftipbook.compare.saturation.IndistinguishableFrontiers.frontier": {"theta": 1, "budget": 3.0},
+    "ftipbook.compare.saturation.indistinguishable_frontiers": {"measured_costs": lambda: [1.0, 2.0], "c0": 3.0},
+    # compare: restricted
+    "ftipbook.compare.restricted.interventions_from_outcomes": {
+        "outcomes": lambda: {"a": [restricted_runner("A", {}, restricted_member("a"), 0)]}, "accounting": by_flops},
+    "ftipbook.compare.restricted.AllowedClass": {"architecture": "A", "package": lambda: {},
+                                                 "members": lambda: {n: restricted_member(n) for n in ("a", "b")},
+                                                 "exclusions": lambda: {"x": "not declared"}, "search_budget": 10,
+                                                 "seeds": (0, 1)},
+    "ftipbook.compare.restricted.AllowedClass.enlarged": {"members": lambda: {"c": restricted_member("c")}},
+    "ftipbook.compare.restricted.AllowedClass.contains": {"other": lambda: allowed_class(("a",))},
+    "ftipbook.compare.restricted.Envelope": fields_of(envelope),
+    "ftipbook.compare.restricted.envelope_difference": {"a": envelope, "b": envelope},
+    "ftipbook.compare.restricted.RestrictedEnvelopeArm": {"classes": lambda: {"A": allowed_class()}, "cap": 6.0,
+                                                          "accounting": by_flops, "evaluation_law": "toy law"},
+    "ftipbook.compare.restricted.RestrictedEnvelopeArm.envelope": {"runner": lambda: restricted_runner,
+                                                                   "architecture": "A"},
+    "ftipbook.compare.restricted.RestrictedEnvelopeArm.envelopes": {"runner": lambda: restricted_runner},
+    "ftipbook.compare.restricted.RestrictedEnvelopeArm.search": {"runner": lambda: restricted_runner,
+                                                                 "architecture": "A"},
+    # compare: tradeoff
+    "ftipbook.compare.tradeoff.TradeoffSetting": fields_of(tradeoff_setting),
+    "ftipbook.compare.tradeoff.TradeoffSetting.from_config": {
+        "cfg": lambda: tradeoff_setting and _m("ftipbook.model").ModelConfig(
+            vocab_size=256, d_model=64, n_layers=4, n_heads=4, layer_pattern="KKKM", mla_nope=True, kv_lora_rank=32),
+        "memory": 64 * 2**20, "context": 4096, "f": 0.8, "p_m": 0.1, "p_k": 0.08, "budget": 10},
+    "ftipbook.compare.tradeoff.concurrency": {"setting": tradeoff_setting},
+    "ftipbook.compare.tradeoff.predictions": {"setting": tradeoff_setting},
+    "ftipbook.compare.tradeoff.break_even": {"setting": tradeoff_setting},
+    "ftipbook.compare.tradeoff.World.as_assumed": {"setting": tradeoff_setting},
+    "ftipbook.compare.tradeoff.simulate_study": {"setting": tradeoff_setting, "world": world, "budgets": 50, "seed": 3},
+    "ftipbook.compare.tradeoff.check_world": {"setting": tradeoff_setting, "world": world},
+    # compare: interfaces
+    "ftipbook.compare.interfaces.PigeonholeWitness": fields_of(lambda: _c("interfaces").pigeonhole_obstruction(
+        counting_task(3), recurrence().state, recurrence().read, 3)),
+    "ftipbook.compare.interfaces.pigeonhole_obstruction": {"task": counting_task, "state_of": lambda: recurrence().state,
+                                                           "readout": lambda: recurrence().read, "levels": 3},
+    "ftipbook.compare.interfaces.StateInterface": fields_of(state_interface),
+    "ftipbook.compare.interfaces.QuantizedRecurrence.state": {"prefix": (1, 1)},
+    "ftipbook.compare.interfaces.QuantizedRecurrence.exact_state": {"prefix": (1, 1)},
+    "ftipbook.compare.interfaces.QuantizedRecurrence.output": {"prefix": (1, 1)},
+    "ftipbook.compare.interfaces.ApplicabilityReport": fields_of(lambda: applicability().assess()),
+    "ftipbook.compare.interfaces.Applicability": fields_of(applicability),
+    "ftipbook.compare.interfaces.pigeonhole_applicability": {"iface": state_interface, "task": counting_task},
+    # compare: jepa_interface
+    "ftipbook.compare.jepa_interface.check_comparable": {"first": jepa_iface, "second": jepa_iface},
+    "ftipbook.compare.jepa_interface.NextTokenNLL": {"documents": jepa_docs, "tokenizer": jepa_tokenizer,
+                                                     "seq_len": 3, "batch_size": 2},
+    "ftipbook.compare.jepa_interface.NextTokenNLL.item_nlls": {"law_map": lambda: bigram_law_map},
+    "ftipbook.compare.jepa_interface.NextTokenNLL.__call__": {"law_map": lambda: bigram_law_map},
+    "ftipbook.compare.jepa_interface.InterfaceComparison": fields_of(
+        lambda: _c("jepa_interface").compare_through_interface(
+            {"a": (nll_iface(), uniform_law_map), "b": (nll_iface(), bigram_law_map)}, next_token_nll())),
+    "ftipbook.compare.jepa_interface.compare_through_interface": {
+        "systems": lambda: {"a": (nll_iface(), uniform_law_map), "b": (nll_iface(), bigram_law_map)},
+        "law": next_token_nll},
+    "ftipbook.compare.jepa_interface.interface_log_loss": {"system": table_lm_3,
+                                                           "task": lambda: [([0], 1), ([0, 1], 2)]},
+    # compare: kda_instance
+    "ftipbook.compare.kda_instance.check_baseline": {"label": "MLA"},
+    "ftipbook.compare.kda_instance.KDAInstanceRecord": fields_of(lambda: _c("kda_instance").capture(
+        kda_hybrid(), name="h", baseline="MLA", prompt_length=4, new_tokens=1)),
+    "ftipbook.compare.kda_instance.capture": {"model": kda_hybrid, "name": "h", "baseline": "MLA",
+                                              "prompt_length": 4, "new_tokens": 1},
+    "ftipbook.compare.kda_instance.match_d_ff": {"cfg": lambda: kda_hybrid().cfg,
+                                                 "target": lambda: _m("ftipbook.model.accounting").param_count(
+                                                     kda_hybrid().cfg)},
+    "ftipbook.compare.kda_instance.parameter_matched_costs": {"models": lambda: {"a": kda_hybrid(), "b": kda_twin()},
+                                                              "context": 8, "memory_budget": 2**20},
+    "ftipbook.compare.kda_instance.stable_ordering": {"timing": timing, "run_a": lambda: lambda: 1,
+                                                      "run_b": lambda: lambda: 2, "rounds": 1},
+    # compare: measure, published, reproducibility
+    "ftipbook.compare.measure.count_flops": {"fn": lambda: lambda: torch.nn.functional.linear(torch.ones(2, 3),
+                                                                                             torch.ones(4, 3))},
+    "ftipbook.compare.measure.timed": {"fn": lambda: lambda: 1},
+    "ftipbook.compare.measure.training_step_flops": {"model": instance_lm_32, "batch": packed_batch},
+    "ftipbook.compare.measure.training_step_peak_bytes": {
+        "model": instance_lm_32, "batch": packed_batch,
+        "make_optimizer": lambda: lambda m: torch.optim.AdamW(m.parameters())},
+    "ftipbook.compare.measure.optimizer_state_rule": {"optimizer": adamw},
+    "ftipbook.compare.published.PublishedValue": {"value": 1.5, "unit": "x", "source_key": "kimi2025",
+                                                  "locator": "Table 1", "kind": "reported"},
+    "ftipbook.compare.published.Registry": {"name": "R", "records": lambda: {"a": published_value()}},
+    "ftipbook.compare.published.Registry.get": {"name": "a"},
+    "ftipbook.compare.published.get": {"name": "experimental_pretraining_tokens"},
+    "ftipbook.compare.reproducibility.Checklist": fields_of(lambda: _c("reproducibility").checklist(
+        reproducibility_record())),
+    "ftipbook.compare.reproducibility.checklist": {"record": reproducibility_record},
+    # eval
+    "ftipbook.eval.metrics.pass_at_k": {"item_probs": lambda: [0.25, 0.5], "k": 2},
+    "ftipbook.eval.metrics.pass_at_k_unbiased": {"n": 5, "c": lambda: [1, 3], "k": 2},
+    "ftipbook.eval.stats.Measurements": {"rule": timing, "values": (0.5, 0.75)},
+    "ftipbook.eval.stats.RepeatedMeasurement.record": {"values": lambda: [0.5, 0.75]},
+    "ftipbook.eval.stats.RepeatedMeasurement.run": {"fn": lambda: lambda: 0.5},
+    "ftipbook.eval.stats.RepeatedMeasurement.time": {"fn": lambda: lambda: 1},
 }
 
 INSTANCES: dict[str, Callable[[], Any]] = {
@@ -1030,6 +1358,19 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "ftipbook.depth_study.SurfaceFit": lambda: _m("ftipbook.depth_study").fit_surface(
         the_depth_study().surface(), _m("ftipbook.depth_study").SURFACE_FORMS[0]),
     "ftipbook.jepa_study.JEPAStudy": the_jepa_study,
+    "ftipbook.compare.reports.ConditionalPrediction": prediction,
+    "ftipbook.compare.reports.ToleranceTest": lambda: _c("reports").ToleranceTest(abs_tol=0.05),
+    "ftipbook.compare.saturation.SaturationCertificate": saturation_certificate,
+    "ftipbook.compare.saturation.IndistinguishableFrontiers": lambda: _c("saturation").indistinguishable_frontiers(
+        [1.0, 2.0], 3.0),
+    "ftipbook.compare.restricted.AllowedClass": allowed_class,
+    "ftipbook.compare.restricted.RestrictedEnvelopeArm": restricted_arm,
+    "ftipbook.compare.tradeoff.TradeoffSetting": tradeoff_setting,
+    "ftipbook.compare.interfaces.QuantizedRecurrence": recurrence,
+    "ftipbook.compare.jepa_interface.NextTokenNLL": next_token_nll,
+    "ftipbook.compare.published.Registry": lambda: _c("published").Registry("R", {"a": published_value()}),
+    "ftipbook.eval.stats.RepeatedMeasurement": timing,
+    "ftipbook.eval.stats.Measurements": lambda: timing().record([0.5, 0.75]),
 }
 
 BY_ANNOTATION: dict[str, Callable[[], Any]] = {
@@ -1048,7 +1389,11 @@ BY_ANNOTATION: dict[str, Callable[[], Any]] = {
     "TrainingRecord": training_record, "SystemsRecord": systems_record, "EvaluationConditions": eval_conditions,
     "FieldChange": field_change, "TrainConfig": train_config, "RunRandomness": run_randomness,
     "NextTokenInterface": next_token_interface, "ModelRecord": model_record, "StudyEntry": study_entry,
-    "torch.optim.Optimizer": adamw,
+    "torch.optim.Optimizer": adamw, "DeclaredTask": declared_task, "ConditionalPrediction": prediction,
+    "JustifiedBound": justified, "AllowedClass": allowed_class, "Envelope": envelope,
+    "TradeoffSetting": tradeoff_setting, "World": world, "MeasuredContrast": contrast,
+    "StateInterface": state_interface, "JEPAInterface": jepa_iface, "NextTokenNLL": next_token_nll,
+    "RepeatedMeasurement": timing, "PackedBatch": packed_batch, "PublishedValue": published_value,
 }
 EXEMPT: dict[str, str] = {
     "ftipbook.prob.NextTokenLaw.next_token_law": "the method of a typing.Protocol: an interface with no "
