@@ -781,6 +781,155 @@ def published_value():
     return _c("published").PublishedValue(1.5, "x", "kimi2025", "Table 1", "reported")
 
 
+# --------------------------------- compare: depth_records, study_reports, systems_variants, toy_surface
+DEPTH_PROMPT = [[3, 1, 4, 1, 5], [9, 2, 6, 5, 3]]
+
+
+@cache
+def depth_lm():
+    from ftipbook.model import ModelConfig, build_model
+    return build_model(ModelConfig(vocab_size=61, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_seq_len=32),
+                       seed=0).eval()
+
+
+@cache
+def looped_lm():
+    return _m("ftipbook.model.depth").with_passes(depth_lm(), 2)
+
+
+def decode_run():
+    return _c("depth_records").run_decode(depth_lm(), torch.tensor(DEPTH_PROMPT), 2)
+
+
+def depth_reuse_record(model=None):
+    return _c("depth_records").DepthReuseRecord.capture(model or depth_lm(), DEPTH_PROMPT, 2, eval_seeds=(0,),
+                                                        repeats=1)
+
+
+def separable_record(model=None):
+    from ftipbook.train import RunRandomness, TrainConfig
+    m = model or depth_lm()
+    return _c("depth_records").SeparableRecord.capture(m, m, TrainConfig(steps=10), RunRandomness(),
+                                                       data="counting stream", prompt=DEPTH_PROMPT, new_tokens=2)
+
+
+class ReportEntry:
+    """A ``StudyEntryLike`` (the fields build_frontier_report reads)."""
+
+    def __init__(self, architecture, budget, seed, item_scores, cost):
+        self.architecture, self.budget, self.seed, self.item_scores, self.cost = (architecture, budget, seed,
+                                                                                  item_scores, cost)
+
+
+def report_entries():
+    import numpy as np
+    rng = np.random.default_rng(0)
+    out = []
+    for arch, shift, mem in (("kda", 0.0, 100.0), ("mla", 0.3, 200.0)):
+        for budget in (50, 100):
+            for seed in (0, 1):
+                scores = -3.0 + budget / 200 - shift * (budget == 100) + rng.normal(0, 0.05, 6)
+                cost = _c("cost").CostVector.standard(train_flops=1e9 * budget, inference_flops=1e5,
+                                                      wall_time=0.01 * budget, memory=mem, context_length=64)
+                out.append(ReportEntry(arch, budget, seed, scores, cost))
+    return out
+
+
+def report_identities():
+    SI = _c("records").SystemIdentity
+    return {"kda": SI("kda", "sha256:" + "0" * 8, "kda: 4 layers", "KKKM", 1000, 1000, "tok", 64),
+            "mla": SI("mla", "sha256:" + "1" * 8, "mla: 4 layers", "M", 1000, 1000, "tok", 64)}
+
+
+def report_kwargs():
+    return dict(protocol="toy NLL", grid_unit="steps", scalarization=by_flops(), identities=report_identities(),
+                configs={"kda": {"layer_pattern": "KKKM"}, "mla": {"layer_pattern": "M"}},
+                pareto_coordinates=("train_flops", "memory"), n_boot=100)
+
+
+@cache
+def frontier_report():
+    return _c("study_reports").build_frontier_report(report_entries(), **report_kwargs())
+
+
+def stats_interval():
+    return _m("ftipbook.eval.stats").Interval(-0.25, 0.75, 0.95, "percentile bootstrap")
+
+
+def estimand_key(arch: str = "a"):
+    return _c("study_reports").EstimandKey(arch, "common recipe", "prose", "T=1", "FLOPs")
+
+
+def evidence():
+    return _c("study_reports").Evidence(("full-mla@400",), "NLL, 400 steps", "zoo manifest")
+
+
+def transfer_matrix():
+    r = _c("study_reports")
+    cols = ("NLL @ 400 steps", "NLL @ 800 steps")
+    cells = {("Transformer reference", cols[0]): r.Comparable(evidence(), -3.1, "nats"),
+             ("Transformer reference", cols[1]): r.Comparable(evidence(), -3.0, "nats"),
+             ("KDA hybrid", cols[0]): r.Comparable(evidence()),
+             ("JEPA-like", cols[0]): r.Incomparable("predicts embeddings, no next-token law"),
+             ("looped or depth-reused", cols[1]): r.Open("same FLOPs or same parameters?")}
+    return r.TransferMatrix(cols, cells)
+
+
+def run_conditions(**changes):
+    import dataclasses
+    r = _c("records")
+    tune = r.TuningProtocol("held-out", 2, "best", "fixed", "2 runs", ("a", "b"), "a")
+    base = dict(identity=r.SystemIdentity("x", "h", "MLA 4 layers", "M", 10, 10, "t", 64),
+                training=r.TrainingRecord("d", 1, "o", "adamw(lr=1e-3)", "cosine", "none", "none", 10, "last", tune),
+                systems=r.SystemsRecord("cpu", "torch", "sdpa", "float32", 1, "full", 64, 0, 0, 1, "greedy"),
+                evaluation=r.EvaluationConditions("prose", "docs", "nll", (0,), "fixed", "v1"))
+    for path, value in changes.items():
+        rec, name = path.split("__")
+        base[rec] = dataclasses.replace(base[rec], **{name: value})
+    return _c("study_reports").RunConditions(**base)
+
+
+def changes():
+    return _c("study_reports").coordinate_changes(run_conditions(), run_conditions(identity__layer_pattern="KKKM"))
+
+
+FACTORIAL = dict(factor_a="architecture", factor_b="precision", levels_a=("T", "K"), levels_b=("f32", "bf16"),
+                 n_boot=100)
+
+
+def factorial_scores():
+    return {(a, b): [1.0 + i + 0.5 * (a == "K") + 0.25 * (b == "bf16") for i in range(4)] for a in ("T", "K")
+            for b in ("f32", "bf16")}
+
+
+def sign_test():
+    return _c("study_reports").SequentialSignTest((4, 8, 12), alpha=0.2, futility=0.1)
+
+
+def comparison_result():
+    return _c("study_reports").ComparisonResult("K - T", 0.25, stats_interval(), False, 0.5, "nats")
+
+
+@cache
+def variant_lm():
+    from ftipbook.model import ModelConfig, build_model
+    return build_model(ModelConfig(vocab_size=32, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=32,
+                                   max_seq_len=32), seed=0).eval()
+
+
+TOY_P = dict(ceiling=1.0, best_log2_lr=-8, curvature=0.125, budget_scale=16, sample_gain=0.5, flops_per_step=4e9,
+             flops_per_sample=8e10)
+
+
+def toy_surface():
+    return _c("toy_surface").ToyResponseSurface({"A": dict(TOY_P), "B": dict(TOY_P, ceiling=1.125)},
+                                                item_offsets=(0.25, -0.125, -0.125))
+
+
+def toy_recipe():
+    return {"log2_lr": -7.0, "steps": 16, "samples": 2}
+
+
 RECIPES: dict[str, dict[str, Any]] = {
     # prob
     "ftipbook.prob.FiniteLaw.prob": {"event": lambda: ["a"]},
@@ -857,6 +1006,8 @@ RECIPES: dict[str, dict[str, Any]] = {
     "ftipbook.study.StudyRunner.__call__": "trains one model of the study (seconds to minutes); "
                                            "scripts/build_study.py --check runs it",
     "ftipbook.study.rerun_entry": "retrains one entry of the study (seconds to minutes); tests/test_study.py runs it",
+    "ftipbook.compare.study_reports.TransferMatrix.impute": "refuses every call by design (ImputationRefused: a "
+                                                            "blank cell is a finding); no valid call exists",
     "ftipbook.tasks.Task.admissible": {"x": public_instance, "o": "3"},
     "ftipbook.tasks.Task.is_admissible": {"x": public_instance, "o": "3"},
     "ftipbook.tasks.arithmetic_task": {"name": "add", "documents": documents},
@@ -1239,7 +1390,6 @@ RECIPES: dict[str, dict[str, Any]] = {
         "cfg": lambda: tradeoff_setting and _m("ftipbook.model").ModelConfig(
             vocab_size=256, d_model=64, n_layers=4, n_heads=4, layer_pattern="KKKM", mla_nope=True, kv_lora_rank=32),
         "memory": 64 * 2**20, "context": 4096, "f": 0.8, "p_m": 0.1, "p_k": 0.08, "budget": 10},
-    "ftipbook.compare.tradeoff.concurrency": {"setting": tradeoff_setting},
     "ftipbook.compare.tradeoff.predictions": {"setting": tradeoff_setting},
     "ftipbook.compare.tradeoff.break_even": {"setting": tradeoff_setting},
     "ftipbook.compare.tradeoff.World.as_assumed": {"setting": tradeoff_setting},
@@ -1308,6 +1458,84 @@ RECIPES: dict[str, dict[str, Any]] = {
     "ftipbook.eval.stats.RepeatedMeasurement.record": {"values": lambda: [0.5, 0.75]},
     "ftipbook.eval.stats.RepeatedMeasurement.run": {"fn": lambda: lambda: 0.5},
     "ftipbook.eval.stats.RepeatedMeasurement.time": {"fn": lambda: lambda: 1},
+    # compare: depth_records, depth_sources
+    "ftipbook.compare.depth_records.run_decode": {"model": depth_lm, "prompt": lambda: torch.tensor(DEPTH_PROMPT),
+                                                  "new_tokens": 2},
+    "ftipbook.compare.depth_records.ComputationAxisRecord.from_run": {"model": depth_lm, "run": decode_run},
+    "ftipbook.compare.depth_records.depth_interventions": {"a": depth_reuse_record,
+                                                           "b": lambda: depth_reuse_record(looped_lm())},
+    "ftipbook.compare.depth_records.TrainingCoordinates": fields_of(lambda: separable_record().training),
+    "ftipbook.compare.depth_records.SystemsCoordinates": fields_of(lambda: separable_record().systems),
+    "ftipbook.compare.depth_records.SeparableRecord": fields_of(separable_record),
+    "ftipbook.compare.depth_records.SeparableRecord.capture": {
+        "trained": depth_lm, "deployed": depth_lm, "config": lambda: _m("ftipbook.train").TrainConfig(steps=10),
+        "randomness": lambda: _m("ftipbook.train").RunRandomness(), "data": "counting stream",
+        "prompt": lambda: DEPTH_PROMPT, "new_tokens": 2},
+    "ftipbook.compare.depth_records.intervention_groups": {"a": separable_record,
+                                                           "b": lambda: separable_record(looped_lm())},
+    "ftipbook.compare.depth_sources.conditions": {"source_key": "giannou2023looped"},
+    # compare: study_reports
+    "ftipbook.compare.study_reports.MeasuredPoint": fields_of(lambda: frontier_report().points[0]),
+    "ftipbook.compare.study_reports.PairedScore": fields_of(lambda: frontier_report().paired[0]),
+    "ftipbook.compare.study_reports.IsoQualityComparison": fields_of(
+        lambda: frontier_report().iso_quality(-2.8, "kda", "mla")),
+    "ftipbook.compare.study_reports.FrontierReport": fields_of(frontier_report),
+    "ftipbook.compare.study_reports.FrontierReport.point": {"system": "kda", "grid_cost": 50.0},
+    "ftipbook.compare.study_reports.FrontierReport.scalar_cost": {"p": lambda: frontier_report().points[0]},
+    "ftipbook.compare.study_reports.FrontierReport.measurements": {"system": "kda"},
+    "ftipbook.compare.study_reports.FrontierReport.iso_quality": {"target": -2.8, "system_a": "kda",
+                                                                  "system_b": "mla"},
+    "ftipbook.compare.study_reports.FrontierReport.to_json": {"path": lambda: scratch_dir() / "report.json"},
+    "ftipbook.compare.study_reports.seed_averaged_items": {"entries": lambda: report_entries()[:2]},
+    "ftipbook.compare.study_reports.build_frontier_report": dict(
+        {k: (lambda k=k: report_kwargs()[k]) for k in report_kwargs()}, entries=report_entries),
+    "ftipbook.compare.study_reports.EstimandKey.differing": {"other": lambda: estimand_key("b")},
+    "ftipbook.compare.study_reports.ordering": {"values": lambda: {estimand_key("a"): -3.0, estimand_key("b"): -2.0}},
+    "ftipbook.compare.study_reports.RunConditions": fields_of(run_conditions),
+    "ftipbook.compare.study_reports.classify_change": {"change": field_change},
+    "ftipbook.compare.study_reports.coordinate_changes": {"a": run_conditions,
+                                                          "b": lambda: run_conditions(identity__layer_pattern="KKKM")},
+    "ftipbook.compare.study_reports.attribute_difference": {"changes": changes},
+    "ftipbook.compare.study_reports.FactorialEstimate": fields_of(lambda: _c("study_reports").factorial_2x2(
+        factorial_scores(), **FACTORIAL)),
+    "ftipbook.compare.study_reports.factorial_2x2": dict({k: v for k, v in FACTORIAL.items()},
+                                                         scores=factorial_scores),
+    "ftipbook.compare.study_reports.Comparable": {"evidence": evidence, "value": -3.1, "unit": "nats"},
+    "ftipbook.compare.study_reports.TransferMatrix": fields_of(transfer_matrix),
+    "ftipbook.compare.study_reports.TransferMatrix.cell": {"row": "Transformer reference", "column": "NLL @ 400 steps"},
+    "ftipbook.compare.study_reports.TransferMatrix.value": {"row": "Transformer reference",
+                                                            "column": "NLL @ 400 steps"},
+    "ftipbook.compare.study_reports.TransferMatrix.with_value": {"row": "KDA hybrid", "column": "NLL @ 400 steps",
+                                                                 "value": -3.2, "unit": "nats"},
+    "ftipbook.compare.study_reports.TransferMatrix.row_mean": {"row": "Transformer reference"},
+    "ftipbook.compare.study_reports.TransferMatrix.comparable_rows": {"column": "NLL @ 400 steps"},
+    "ftipbook.compare.study_reports.SequentialSignTest": {"looks": (4, 8, 12), "alpha": 0.2, "futility": 0.1},
+    "ftipbook.compare.study_reports.SequentialSignTest.rejects": {"wins": 7, "n": 8},
+    "ftipbook.compare.study_reports.SequentialSignTest.futile": {"wins": 3, "n": 8},
+    "ftipbook.compare.study_reports.SequentialSignTest.run": {"a_better": lambda: [True, False, True, True] * 3},
+    "ftipbook.compare.study_reports.SequentialSignTest.operating": {"p": F(3, 4)},
+    "ftipbook.compare.study_reports.ComparisonResult": {"comparison": "K - T", "estimate": 0.25,
+                                                        "interval": stats_interval, "detected": False, "margin": 0.5,
+                                                        "unit": "nats"},
+    "ftipbook.compare.study_reports.StoppingReport": {"tested_grid": (50.0, 100.0), "grid_unit": "steps",
+                                                      "excluded": lambda: {"wide": "over budget"},
+                                                      "stopping_rule": "fixed grid", "uncertainty": "bootstrap",
+                                                      "results": lambda: (comparison_result(),)},
+    # compare: systems_variants, throughput, toy_surface, tradeoff
+    "ftipbook.compare.systems_variants.WindowKVCache.update": {"k": lambda: torch.ones(1, 1, 1, 2),
+                                                               "v": lambda: torch.ones(1, 1, 1, 2)},
+    "ftipbook.compare.systems_variants.decode_logits": {
+        "model": variant_lm, "tokens": lambda: torch.tensor([[1, 2, 3]]),
+        "cache": lambda: _c("systems_variants").variant_cache(variant_lm(), 1)},
+    "ftipbook.compare.throughput.AttemptComparison": fields_of(lambda: _c("throughput").compare_attempts(
+        f=0.8, s=2.2, p_m=0.1, p_k=0.08, budget=10.0)),
+    "ftipbook.compare.toy_surface.ToyResponseSurface": {"packages": lambda: {"A": dict(TOY_P)},
+                                                        "item_offsets": (0.25, -0.125, -0.125)},
+    "ftipbook.compare.toy_surface.ToyResponseSurface.score": {"package": "A", "recipe": toy_recipe},
+    "ftipbook.compare.toy_surface.ToyResponseSurface.cost": {"package": "A", "recipe": toy_recipe},
+    "ftipbook.compare.toy_surface.ToyResponseSurface.runner": {"package_name": "A", "package": lambda: {},
+                                                               "recipe": toy_recipe, "seed": 0},
+    "ftipbook.compare.tradeoff.concurrency": {"kappa": 64, "sigma": 3200, "ell": 2, "memory": 2**20, "context": 10},
 }
 
 INSTANCES: dict[str, Callable[[], Any]] = {
@@ -1371,6 +1599,12 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "ftipbook.compare.published.Registry": lambda: _c("published").Registry("R", {"a": published_value()}),
     "ftipbook.eval.stats.RepeatedMeasurement": timing,
     "ftipbook.eval.stats.Measurements": lambda: timing().record([0.5, 0.75]),
+    "ftipbook.compare.study_reports.FrontierReport": frontier_report,
+    "ftipbook.compare.study_reports.EstimandKey": estimand_key,
+    "ftipbook.compare.study_reports.TransferMatrix": transfer_matrix,
+    "ftipbook.compare.study_reports.SequentialSignTest": sign_test,
+    "ftipbook.compare.systems_variants.WindowKVCache": lambda: _c("systems_variants").WindowKVCache(1, 1, 2, window=3),
+    "ftipbook.compare.toy_surface.ToyResponseSurface": toy_surface,
 }
 
 BY_ANNOTATION: dict[str, Callable[[], Any]] = {
@@ -1405,6 +1639,8 @@ EXEMPT: dict[str, str] = {
     "ftipbook.study.StudyRunner.__call__": "trains one model of the study (seconds to minutes); "
                                            "scripts/build_study.py --check runs it",
     "ftipbook.study.rerun_entry": "retrains one entry of the study (seconds to minutes); tests/test_study.py runs it",
+    "ftipbook.compare.study_reports.TransferMatrix.impute": "refuses every call by design (ImputationRefused: a "
+                                                            "blank cell is a finding); no valid call exists",
     "ftipbook.tasks.Task.admissible": "a dataclass field whose default is tasks.parses_as_integer (probed where "
                                       "it is defined); not a method",
 }
