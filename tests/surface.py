@@ -235,7 +235,7 @@ def hybrid_hf_config():
     from ftipbook.model import ModelConfig
     from ftipbook.model.hf_hybrid import hybrid_config_to_hf
     cfg = ModelConfig(vocab_size=64, d_model=32, n_layers=2, n_heads=2, d_ff=64, max_seq_len=32, pos="none",
-                      norm="rmsnorm", ffn="swiglu", layer_pattern="KM", kv_lora_rank=16, rope_head_dim=8)
+                      norm="rmsnorm", ffn="swiglu", layer_pattern="KM", kv_lora_rank=16, rope_head_dim=8, mla_rotate_decoupled=False)
     return hybrid_config_to_hf(cfg, "kimi_linear")
 
 

@@ -930,6 +930,52 @@ def toy_recipe():
     return {"log2_lr": -7.0, "steps": 16, "samples": 2}
 
 
+# ------------------------------------------------------------------------- model.depth, jepa, hf_hybrid
+def jepa_config():
+    from ftipbook.model import ModelConfig
+    enc = ModelConfig(vocab_size=20, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_seq_len=16, tie_embeddings=True)
+    return _m("ftipbook.model.jepa").JEPAConfig(enc, predictor_hidden=8)
+
+
+def jepa():
+    return _m("ftipbook.model.jepa").JEPA(jepa_config(), seed=0)
+
+
+def linear_readout():
+    return _m("ftipbook.model.jepa").LinearReadout(torch.linspace(-1, 1, 320).reshape(20, 16),
+                                                   torch.linspace(0, 1, 20))
+
+
+def decoded_jepa():
+    return _m("ftipbook.model.jepa").DecodedJEPA(jepa(), linear_readout())
+
+
+def next_latent_lm():
+    return _m("ftipbook.model.depth").NextLatentLM(_m("tests.surface").tiny_config(), 1.0).eval()
+
+
+def feedback_lm():
+    return _m("ftipbook.model.depth").latent_feedback_model(_m("tests.surface").tiny_config(), 2, seed=0)
+
+
+@cache
+def kimi_lm():
+    from ftipbook.model import build_model
+    from ftipbook.model.hf_hybrid import hybrid_config_from_hf
+    return build_model(hybrid_config_from_hf(_m("tests.surface").hybrid_hf_config()), seed=0).eval()
+
+
+@cache
+def _saved_kimi():
+    path = scratch_dir() / "kimi"
+    _m("ftipbook.model.hf_hybrid").save_hf_hybrid(kimi_lm(), path, "kimi_linear")
+    return path
+
+
+def saved_kimi():
+    return _saved_kimi()
+
+
 RECIPES: dict[str, dict[str, Any]] = {
     # prob
     "ftipbook.prob.FiniteLaw.prob": {"event": lambda: ["a"]},
@@ -1536,6 +1582,38 @@ RECIPES: dict[str, dict[str, Any]] = {
     "ftipbook.compare.toy_surface.ToyResponseSurface.runner": {"package_name": "A", "package": lambda: {},
                                                                "recipe": toy_recipe, "seed": 0},
     "ftipbook.compare.tradeoff.concurrency": {"kappa": 64, "sigma": 3200, "ell": 2, "memory": 2**20, "context": 10},
+    # model.depth, model.jepa, model.hf_hybrid
+    "ftipbook.model.depth.FeedbackCache": {"layers": lambda: feedback_lm().new_cache(1, 8).layers,
+                                           "feedback_passes": 2},
+    "ftipbook.model.depth.NextLatentHead.forward": {"h": lambda: torch.linspace(-1, 1, 24).reshape(1, 3, 8),
+                                                    "e_next": lambda: torch.linspace(1, -1, 24).reshape(1, 3, 8)},
+    "ftipbook.model.depth.NextLatentLM.next_latent_loss": {
+        "tokens": lambda: torch.tensor([[1, 2, 3, 4]]),
+        "h": lambda: next_latent_lm().hidden_states(torch.tensor([[1, 2, 3, 4]])).detach(), "seg_ids": None},
+    "ftipbook.model.jepa.JEPAConfig": {"encoder": lambda: jepa_config().encoder, "predictor_hidden": 8},
+    "ftipbook.model.jepa.JEPAConfig.from_dict": {"d": lambda: jepa_config().to_dict()},
+    "ftipbook.model.jepa.JEPA": {"cfg": jepa_config},
+    "ftipbook.model.jepa.JEPA.context_latents": {"tokens": lambda: torch.tensor([[1, 2, 3]])},
+    "ftipbook.model.jepa.JEPA.predicted_latents": {"tokens": lambda: torch.tensor([[1, 2, 3]])},
+    "ftipbook.model.jepa.JEPA.target_latents": {"tokens": lambda: torch.tensor([[1, 2, 3]])},
+    "ftipbook.model.jepa.JEPA.loss": {"tokens": lambda: torch.tensor([[1, 2, 3]])},
+    "ftipbook.model.jepa.JEPA.update_target": {"decay": 0.5},
+    "ftipbook.model.jepa.LinearReadout": {"weight": lambda: torch.linspace(-1, 1, 320).reshape(20, 16),
+                                          "bias": lambda: torch.linspace(0, 1, 20)},
+    "ftipbook.model.jepa.LinearReadout.forward": {"latents": lambda: torch.linspace(-1, 1, 48).reshape(1, 3, 16)},
+    "ftipbook.model.jepa.fit_linear_readout": {"latents": lambda: torch.linspace(-1, 1, 32).reshape(4, 8),
+                                               "tokens": lambda: torch.tensor([0, 1, 2, 1]), "vocab_size": 3,
+                                               "steps": 5},
+    "ftipbook.model.jepa.DecodedJEPA": {"jepa": jepa, "decoder": linear_readout},
+    "ftipbook.model.jepa.DecodedJEPA.forward": {"tokens": lambda: torch.tensor([[1, 2, 3]])},
+    "ftipbook.model.jepa.DecodedJEPA.next_token_law": {"prefix": lambda: torch.tensor([1, 2, 3])},
+    "ftipbook.model.hf_hybrid.hybrid_state_dict_from_hf": {
+        "tensors": lambda: _m("ftipbook.model.hf_hybrid").hybrid_state_dict_to_hf(kimi_lm(), "kimi_linear"),
+        "cfg": lambda: kimi_lm().cfg, "hf": lambda: _m("tests.surface").hybrid_hf_config()},
+    "ftipbook.model.hf_hybrid.hybrid_state_dict_to_hf": {"model": kimi_lm, "model_type": "kimi_linear"},
+    "ftipbook.model.hf_hybrid.save_hf_hybrid": {"model": kimi_lm, "path": lambda: scratch_dir() / "kimi",
+                                                "model_type": "kimi_linear"},
+    "ftipbook.model.hf_hybrid.load_hf_hybrid": {"path": saved_kimi},
 }
 
 INSTANCES: dict[str, Callable[[], Any]] = {
@@ -1605,6 +1683,11 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "ftipbook.compare.study_reports.SequentialSignTest": sign_test,
     "ftipbook.compare.systems_variants.WindowKVCache": lambda: _c("systems_variants").WindowKVCache(1, 1, 2, window=3),
     "ftipbook.compare.toy_surface.ToyResponseSurface": toy_surface,
+    "ftipbook.model.depth.NextLatentHead": lambda: _m("ftipbook.model.depth").NextLatentHead(8, 4),
+    "ftipbook.model.depth.NextLatentLM": next_latent_lm,
+    "ftipbook.model.jepa.JEPA": jepa,
+    "ftipbook.model.jepa.LinearReadout": linear_readout,
+    "ftipbook.model.jepa.DecodedJEPA": decoded_jepa,
 }
 
 BY_ANNOTATION: dict[str, Callable[[], Any]] = {
@@ -1626,6 +1709,7 @@ BY_ANNOTATION: dict[str, Callable[[], Any]] = {
     "torch.optim.Optimizer": adamw, "DeclaredTask": declared_task, "ConditionalPrediction": prediction,
     "JustifiedBound": justified, "AllowedClass": allowed_class, "Envelope": envelope,
     "TradeoffSetting": tradeoff_setting, "World": world, "MeasuredContrast": contrast,
+    "JEPAConfig": jepa_config, "JEPA": jepa,
     "StateInterface": state_interface, "JEPAInterface": jepa_iface, "NextTokenNLL": next_token_nll,
     "RepeatedMeasurement": timing, "PackedBatch": packed_batch, "PublishedValue": published_value,
 }
