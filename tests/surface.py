@@ -35,6 +35,9 @@ probability (by name)   ``-0.5``, ``1.5``                                      r
 list / tuple            a generator of the same items                          same
 list / tuple / dict     numbers replaced by numpy scalars and ``Fraction``s     accept
 list / tuple / dict     nested 100 000 deep (child process)                    refuse
+``str`` (text only)     ``3``, ``b"x"``, ``None`` (unless optional)            refuse
+a domain object         a plain ``object()`` (not under ``Any``/``object``)    refuse
+token ids (by name)     the first id replaced by ``1.7``, ``True``, ``-1``     refuse
 ======================  =====================================================  ===========
 
 **Outcomes.** ``clear``: the case ended as it should (a ``ValueError``/``TypeError`` whose message
@@ -87,6 +90,13 @@ PROB_NAMES = frozenset({"p", "prob", "probability", "level", "alpha", "confidenc
 #: ``(low, high)`` parameter pairs that form an interval.
 INTERVAL_PAIRS = (("low", "high"), ("lo", "hi"), ("lower", "upper"), ("start", "end"), ("t_min", "t_max"))
 SEED_NAMES = frozenset({"seed"})
+#: Parameter names (and annotations) that hold token ids: ``[1.7]``, ``[True]`` and ``[-1]`` inside are refused.
+TOKEN_NAMES = frozenset({"prompt", "prompts", "continuation", "tokens", "ids", "prefix", "prefixes", "token_ids",
+                         "answers"})
+TOKEN_ANNOTATIONS = frozenset({"Sequence[int]", "tuple[int, ...]", "Iterable[int]", "list[int]", "Prefix",
+                               "Sequence[Sequence[int]]", "tuple[tuple[int, ...], ...]"})
+#: Annotations under which any object is a valid value (no ``object()`` case).
+OPEN_ANNOTATIONS = frozenset({"Any", "object", "Hashable", "typing.Any", ""})
 DEEP = 100_000
 
 
@@ -507,6 +517,16 @@ def kinds_for(name: str, value: Any, annotation: str, all_valid: Mapping[str, An
         fractions = _numbers(value, lambda x: Fraction(x) if isinstance(x, float) and math.isfinite(x) else x)
         if fractions != value or any(isinstance(v, Fraction) for v in _leaves(fractions)):
             out.append(("Fractions inside", fractions, "accept", False))
+    if isinstance(value, str) and _plain_str(annotation):
+        out += [("3 for a str", 3, "refuse", False), ("bytes for a str", b"x", "refuse", False)]
+        if "None" not in annotation:
+            out.append(("None for a str", None, "refuse", False))
+    if _is_object(value) and _base(annotation) not in OPEN_ANNOTATIONS:
+        out.append(("a plain object()", Fresh(object), "refuse", False))
+    if (name in TOKEN_NAMES or _base(annotation) in TOKEN_ANNOTATIONS) and _first_int_path(value) is not None:
+        out += [("1.7 as a token id", _with_first_int(value, 1.7), "refuse", False),
+                ("True as a token id", _with_first_int(value, True), "refuse", False),
+                ("-1 as a token id", _with_first_int(value, -1), "refuse", False)]
     if isinstance(value, torch.Tensor) and value.numel():
         if value.is_floating_point():
             bad = value.clone()
@@ -517,6 +537,40 @@ def kinds_for(name: str, value: Any, annotation: str, all_valid: Mapping[str, An
         else:
             out.append(("a float tensor for an int one", value.double() + 0.5, "refuse", False))
     return out
+
+
+def _plain_str(annotation: str) -> bool:
+    """Whether a parameter annotated ``annotation`` holds text only (so 3, None and bytes are wrong types)."""
+    return "str" in annotation and not any(t in annotation for t in (
+        "int", "float", "Any", "object", "Hashable", "Prob", "bytes", "Sequence", "Iterable", "tuple", "Callable"))
+
+
+def _is_object(value: Any) -> bool:
+    """Whether ``value`` is a domain object (an instance of a class of the library, a model, a tensor or a
+    function): the parameter then gets a plain ``object()``, which has none of what it needs."""
+    plain = (bool, int, float, complex, Fraction, str, bytes, list, tuple, dict, set, frozenset, type(None),
+             np.generic, type)
+    return not isinstance(value, plain)
+
+
+def _first_int_path(value: Any, path: tuple[int, ...] = ()) -> tuple[int, ...] | None:
+    """The index path of the first int leaf of a list/tuple of ints (nested), or ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (list, tuple)) or not value or hasattr(value, "_fields"):
+        return None
+    first = value[0]
+    if isinstance(first, int) and not isinstance(first, bool):
+        return path + (0,) if all(isinstance(v, int) and not isinstance(v, bool) for v in value) else None
+    return _first_int_path(first, path + (0,))
+
+
+def _with_first_int(value: Any, new: Any) -> Any:
+    """``value`` with its first int leaf replaced by ``new`` (containers rebuilt with their own types)."""
+    items = list(value)
+    if isinstance(items[0], (list, tuple)):
+        items[0] = _with_first_int(items[0], new)
+    else:
+        items[0] = new
+    return type(value)(items)
 
 
 def _leaves(value: Any) -> list[Any]:

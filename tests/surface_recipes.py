@@ -1015,7 +1015,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     "ftipbook.claims.FeedbackSource": {"name": "answers", "kind": "examples"},
     "ftipbook.claims.EvaluationSet": {"name": "E+", "ids": ("a", "b", "c"),
                                       "contents": ("100+1=101", "200+2=202", "300+3=303")},
-    "ftipbook.claims.EvaluationSet.from_documents": {"name": "E+", "documents": lambda: ["1+1=2", "2+2=4"]},
+    "ftipbook.claims.EvaluationSet.from_documents": {"name": "E+", "documents": documents},
     "ftipbook.claims.EvaluationSet.matching": {"contents": lambda: ["200+2=202"]},
     "ftipbook.claims.Touch": {"evaluation": "E+", "item_ids": frozenset({"a"}), "use": "reward"},
     "ftipbook.claims.Procedure": {"name": "sft", "feedback": lambda: (
