@@ -15,8 +15,10 @@ or an explicit, reasoned exemption (:data:`EXEMPT`, or one of the rules of :func
 **The valid call.** Every parameter gets a valid value, in this order: the callable's own entry in
 :data:`RECIPES`; the parameter's default; an entry of :data:`BY_NAME` (``seed``, ``level``, ...); an
 entry of :data:`BY_ANNOTATION` (``FiniteLaw``, ``Interval``, ``DecoderLM``, ...). For a method, the
-instance is built by its class's valid call (or :data:`INSTANCES`). The valid call must return
-within the time limit; a callable whose valid call fails is reported as *no recipe*.
+instance is built by its class's valid call (or :data:`INSTANCES`). The recipes for domain objects
+(histories, tasks, cost grids, studies, ...) live in ``tests/surface_recipes.py`` and are merged in
+below. The first valid call may take :data:`WARM_LIMIT` (it may load a committed build), the second
+must return within :data:`TIME_LIMIT`; a callable whose valid call fails is reported as *no recipe*.
 
 **The bad values.** :func:`kinds_for` derives the kinds from the valid value's type (and the
 parameter's name and annotation), one change at a time:
@@ -245,7 +247,8 @@ def hybrid_hf_config():
     from ftipbook.model import ModelConfig
     from ftipbook.model.hf_hybrid import hybrid_config_to_hf
     cfg = ModelConfig(vocab_size=64, d_model=32, n_layers=2, n_heads=2, d_ff=64, max_seq_len=32, pos="none",
-                      norm="rmsnorm", ffn="swiglu", layer_pattern="KM", kv_lora_rank=16, rope_head_dim=8, mla_rotate_decoupled=False)
+                      norm="rmsnorm", ffn="swiglu", layer_pattern="KM", kv_lora_rank=16, rope_head_dim=8,
+                      mla_rotate_decoupled=False)
     return hybrid_config_to_hf(cfg, "kimi_linear")
 
 

@@ -1213,7 +1213,8 @@ RECIPES: dict[str, dict[str, Any]] = {
     "ftipbook.compare.cost.OrderFlip": fields_of(lambda: _c("cost").order_flip_weights(
         cost_vector(10.0, 5.0), cost_vector(4.0, 9.0), scalarization())),
     "ftipbook.compare.cost.OrderFlip.with_weight": {"coordinate": "memory", "weight": 2.0},
-    "ftipbook.compare.cost.order_flip_weights": {"a": lambda: cost_vector(10.0, 5.0), "b": lambda: cost_vector(4.0, 9.0),
+    "ftipbook.compare.cost.order_flip_weights": {"a": lambda: cost_vector(10.0, 5.0),
+                                                 "b": lambda: cost_vector(4.0, 9.0),
                                                  "reference": scalarization},
     "ftipbook.compare.cost.pareto_dominates": {"a": lambda: cost_vector(4.0, 5.0), "b": lambda: cost_vector(10.0, 9.0)},
     "ftipbook.compare.frontier.smallest_cost_reaching": {"q": 0.5, "measurements": lambda: [
@@ -1234,7 +1235,8 @@ RECIPES: dict[str, dict[str, Any]] = {
     "ftipbook.compare.decision.Decision": fields_of(lambda: _c("decision").decision_rule(
         threshold_claim("A", 2.0), threshold_claim("B", 8.0), ["train_flops"])),
     "ftipbook.compare.decision.decision_rule": {"a": lambda: threshold_claim("A", 2.0),
-                                                "b": lambda: threshold_claim("B", 8.0), "needs": lambda: ["train_flops"]},
+                                                "b": lambda: threshold_claim("B", 8.0),
+                                                "needs": lambda: ["train_flops"]},
     # compare: grid, ceilings, checks, cache_model
     "ftipbook.compare.grid.CostGrid.observe": {"observations": lambda: {"a": {1.0: 0.1, 2.0: 0.3, 4.0: 0.5, 8.0: 0.9}}},
     "ftipbook.compare.grid.CostGrid.index": {"cost": 4.0},
@@ -1444,7 +1446,8 @@ RECIPES: dict[str, dict[str, Any]] = {
     # compare: interfaces
     "ftipbook.compare.interfaces.PigeonholeWitness": fields_of(lambda: _c("interfaces").pigeonhole_obstruction(
         counting_task(3), recurrence().state, recurrence().read, 3)),
-    "ftipbook.compare.interfaces.pigeonhole_obstruction": {"task": counting_task, "state_of": lambda: recurrence().state,
+    "ftipbook.compare.interfaces.pigeonhole_obstruction": {"task": counting_task,
+                                                           "state_of": lambda: recurrence().state,
                                                            "readout": lambda: recurrence().read, "levels": 3},
     "ftipbook.compare.interfaces.StateInterface": fields_of(state_interface),
     "ftipbook.compare.interfaces.QuantizedRecurrence.state": {"prefix": (1, 1)},
