@@ -15,8 +15,10 @@ or an explicit, reasoned exemption (:data:`EXEMPT`, or one of the rules of :func
 **The valid call.** Every parameter gets a valid value, in this order: the callable's own entry in
 :data:`RECIPES`; the parameter's default; an entry of :data:`BY_NAME` (``seed``, ``level``, ...); an
 entry of :data:`BY_ANNOTATION` (``FiniteLaw``, ``Interval``, ``DecoderLM``, ...). For a method, the
-instance is built by its class's valid call (or :data:`INSTANCES`). The valid call must return
-within the time limit; a callable whose valid call fails is reported as *no recipe*.
+instance is built by its class's valid call (or :data:`INSTANCES`). The recipes for domain objects
+(histories, tasks, cost grids, studies, ...) live in ``tests/surface_recipes.py`` and are merged in
+below. The first valid call may take :data:`WARM_LIMIT` (it may load a committed build), the second
+must return within :data:`TIME_LIMIT`; a callable whose valid call fails is reported as *no recipe*.
 
 **The bad values.** :func:`kinds_for` derives the kinds from the valid value's type (and the
 parameter's name and annotation), one change at a time:
@@ -35,6 +37,9 @@ probability (by name)   ``-0.5``, ``1.5``                                      r
 list / tuple            a generator of the same items                          same
 list / tuple / dict     numbers replaced by numpy scalars and ``Fraction``s     accept
 list / tuple / dict     nested 100 000 deep (child process)                    refuse
+``str`` (text only)     ``3``, ``b"x"``, ``None`` (unless optional)            refuse
+a domain object         a plain ``object()`` (not under ``Any``/``object``)    refuse
+token ids (by name)     the first id replaced by ``1.7``, ``True``, ``-1``     refuse
 ======================  =====================================================  ===========
 
 **Outcomes.** ``clear``: the case ended as it should (a ``ValueError``/``TypeError`` whose message
@@ -74,6 +79,8 @@ ROOTS = ("ftipbook.prob", "ftipbook.claims", "ftipbook.tasks", "ftipbook.env", "
          "ftipbook.model.jepa", "ftipbook.model.candidates", "ftipbook.model.hf_hybrid")
 #: CPU seconds after which a case counts as a hang.
 TIME_LIMIT = 2.0
+#: CPU seconds allowed to the first valid call of a callable (it may load a tokenizer or a committed build once).
+WARM_LIMIT = 10.0
 #: Wall seconds after which a child process is killed (it may be sleeping or starved on a busy machine).
 WALL_LIMIT = 30.0
 #: Outcome columns, in table order.
@@ -85,6 +92,13 @@ PROB_NAMES = frozenset({"p", "prob", "probability", "level", "alpha", "confidenc
 #: ``(low, high)`` parameter pairs that form an interval.
 INTERVAL_PAIRS = (("low", "high"), ("lo", "hi"), ("lower", "upper"), ("start", "end"), ("t_min", "t_max"))
 SEED_NAMES = frozenset({"seed"})
+#: Parameter names (and annotations) that hold token ids: ``[1.7]``, ``[True]`` and ``[-1]`` inside are refused.
+TOKEN_NAMES = frozenset({"prompt", "prompts", "continuation", "tokens", "ids", "prefix", "prefixes", "token_ids",
+                         "answers"})
+TOKEN_ANNOTATIONS = frozenset({"Sequence[int]", "tuple[int, ...]", "Iterable[int]", "list[int]", "Prefix",
+                               "Sequence[Sequence[int]]", "tuple[tuple[int, ...], ...]"})
+#: Annotations under which any object is a valid value (no ``object()`` case).
+OPEN_ANNOTATIONS = frozenset({"Any", "object", "Hashable", "typing.Any", ""})
 DEEP = 100_000
 
 
@@ -233,7 +247,8 @@ def hybrid_hf_config():
     from ftipbook.model import ModelConfig
     from ftipbook.model.hf_hybrid import hybrid_config_to_hf
     cfg = ModelConfig(vocab_size=64, d_model=32, n_layers=2, n_heads=2, d_ff=64, max_seq_len=32, pos="none",
-                      norm="rmsnorm", ffn="swiglu", layer_pattern="KM", kv_lora_rank=16, rope_head_dim=8)
+                      norm="rmsnorm", ffn="swiglu", layer_pattern="KM", kv_lora_rank=16, rope_head_dim=8,
+                      mla_rotate_decoupled=False)
     return hybrid_config_to_hf(cfg, "kimi_linear")
 
 
@@ -321,6 +336,18 @@ EXEMPT: dict[str, str] = {
                                   "runs it",
     "ftipbook.jepa_study.build": "trains the JEPA-like model (a minute); scripts/build_jepa.py --check runs it",
 }
+
+
+def _merge_recipes() -> None:
+    """Add the domain-object recipes of ``tests/surface_recipes.py``."""
+    from tests import surface_recipes
+    RECIPES.update(surface_recipes.RECIPES)
+    INSTANCES.update(surface_recipes.INSTANCES)
+    BY_ANNOTATION.update(surface_recipes.BY_ANNOTATION)
+    EXEMPT.update(surface_recipes.EXEMPT)
+
+
+_merge_recipes()
 
 
 def _value(spec: Any) -> Any:
@@ -493,6 +520,16 @@ def kinds_for(name: str, value: Any, annotation: str, all_valid: Mapping[str, An
         fractions = _numbers(value, lambda x: Fraction(x) if isinstance(x, float) and math.isfinite(x) else x)
         if fractions != value or any(isinstance(v, Fraction) for v in _leaves(fractions)):
             out.append(("Fractions inside", fractions, "accept", False))
+    if isinstance(value, str) and _plain_str(annotation):
+        out += [("3 for a str", 3, "refuse", False), ("bytes for a str", b"x", "refuse", False)]
+        if "None" not in annotation:
+            out.append(("None for a str", None, "refuse", False))
+    if _is_object(value) and _base(annotation) not in OPEN_ANNOTATIONS:
+        out.append(("a plain object()", Fresh(object), "refuse", False))
+    if (name in TOKEN_NAMES or _base(annotation) in TOKEN_ANNOTATIONS) and _first_int_path(value) is not None:
+        out += [("1.7 as a token id", _with_first_int(value, 1.7), "refuse", False),
+                ("True as a token id", _with_first_int(value, True), "refuse", False),
+                ("-1 as a token id", _with_first_int(value, -1), "refuse", False)]
     if isinstance(value, torch.Tensor) and value.numel():
         if value.is_floating_point():
             bad = value.clone()
@@ -503,6 +540,40 @@ def kinds_for(name: str, value: Any, annotation: str, all_valid: Mapping[str, An
         else:
             out.append(("a float tensor for an int one", value.double() + 0.5, "refuse", False))
     return out
+
+
+def _plain_str(annotation: str) -> bool:
+    """Whether a parameter annotated ``annotation`` holds text only (so 3, None and bytes are wrong types)."""
+    return "str" in annotation and not any(t in annotation for t in (
+        "int", "float", "Any", "object", "Hashable", "Prob", "bytes", "Sequence", "Iterable", "tuple", "Callable"))
+
+
+def _is_object(value: Any) -> bool:
+    """Whether ``value`` is a domain object (an instance of a class of the library, a model, a tensor or a
+    function): the parameter then gets a plain ``object()``, which has none of what it needs."""
+    plain = (bool, int, float, complex, Fraction, str, bytes, list, tuple, dict, set, frozenset, type(None),
+             np.generic, type)
+    return not isinstance(value, plain)
+
+
+def _first_int_path(value: Any, path: tuple[int, ...] = ()) -> tuple[int, ...] | None:
+    """The index path of the first int leaf of a list/tuple of ints (nested), or ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (list, tuple)) or not value or hasattr(value, "_fields"):
+        return None
+    first = value[0]
+    if isinstance(first, int) and not isinstance(first, bool):
+        return path + (0,) if all(isinstance(v, int) and not isinstance(v, bool) for v in value) else None
+    return _first_int_path(first, path + (0,))
+
+
+def _with_first_int(value: Any, new: Any) -> Any:
+    """``value`` with its first int leaf replaced by ``new`` (containers rebuilt with their own types)."""
+    items = list(value)
+    if isinstance(items[0], (list, tuple)):
+        items[0] = _with_first_int(items[0], new)
+    else:
+        items[0] = new
+    return type(value)(items)
 
 
 def _leaves(value: Any) -> list[Any]:
@@ -696,7 +767,7 @@ def probe_target(target: Target, report: Report, skip: frozenset[str] = frozense
         return
     try:
         valid = valid_kwargs(target)
-        baseline = _timed(lambda: call(target, valid), TIME_LIMIT)
+        baseline = _timed(lambda: call(target, valid), WARM_LIMIT)  # the first call may fill caches
         again = _timed(lambda: call(target, valid_kwargs(target)), TIME_LIMIT)
     except NoValue as err:
         report.no_recipe[target.qualname] = str(err)
@@ -717,7 +788,10 @@ def probe_target(target: Target, report: Report, skip: frozenset[str] = frozense
             kwargs.update(_materialize(case.kwargs))
             return call(target, kwargs)
 
-        outcome, detail = _isolated(case, run) if case.isolated else _outcome(case, run, baseline, deterministic)
+        # a plain record's generated __init__ only stores its arguments: no case of it can hang, so none needs a
+        # child process (forking a large process is most of the probe's cost)
+        isolated = case.isolated and not is_plain_record(target.obj)
+        outcome, detail = _isolated(case, run) if isolated else _outcome(case, run, baseline, deterministic)
         report.outcomes.append((target.group, case.label, outcome, detail))
 
 
