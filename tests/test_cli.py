@@ -14,6 +14,7 @@ from tests.local_runs import free_port, one_thread  # noqa: F401 (one_thread: au
 
 TINY = ["--docs", "200", "--vocab-size", "280", "--batch-size", "4", "--seq-len", "32", "--d-model", "32",
         "--d-ff", "64", "--warmup-steps", "2", "--no-progress"]
+ARCHITECTURE = ("--vocab-size", "--d-model", "--d-ff")  # options that --init refuses
 
 
 def _log(path):
@@ -50,7 +51,9 @@ def test_train_resume_and_init(tmp_path, capsys):
     ckpt = tmp_path / "a" / "checkpoints" / "step-000003"
     assert main(["train", "--out", str(tmp_path / "b"), "--resume", str(ckpt), *args]) == 0
     assert _log(tmp_path / "b")["losses"] == straight
-    assert main(["train", "--out", str(tmp_path / "c"), "--init", str(tmp_path / "a"), "--steps", "3", *TINY]) == 0
+    # --init fixes the architecture and tokenizer: only data and schedule options go with it
+    recipe = [a for i, a in enumerate(TINY) if a not in ARCHITECTURE and TINY[i - 1] not in ARCHITECTURE]
+    assert main(["train", "--out", str(tmp_path / "c"), "--init", str(tmp_path / "a"), "--steps", "3", *recipe]) == 0
     assert load_artifact(tmp_path / "c").tokenizer == load_artifact(tmp_path / "a").tokenizer
     capsys.readouterr()
 

@@ -32,7 +32,7 @@ value = expectation(law, lambda x: x)
 {check}
 ```
 """
-OLD = "    return law.expectation(z)\n"
+OLD = '    return checks.instance("law", law, FiniteLaw).expectation(z)\n'
 
 
 def write_chapter(tmp_path, check: str, entries: list[dict]):
@@ -54,8 +54,8 @@ def run_tool(md) -> str:
 
 def test_every_outcome_is_told_apart(tmp_path):
     md = write_chapter(tmp_path, "assert value == Fraction(7, 4)", [
-        mutant("    return law.expectation(lambda x: -z(x))\n", why="sign"),           # killed
-        mutant("    return law.expectation(z) + 0\n", why="harmless"),                  # survived
+        mutant('    return checks.instance("law", law, FiniteLaw).expectation(lambda x: -z(x))\n', why="sign"),           # killed
+        mutant('    return checks.instance("law", law, FiniteLaw).expectation(z) + 0\n', why="harmless"),                  # survived
         mutant("    return undefined_name\n", why="a name"),                            # broken
         mutant("    raise ValueError('no')\n", why="raises"),                           # crashed
         mutant("x", old="this text is not in the file", why="absent"),                  # broken
@@ -74,8 +74,8 @@ def test_every_outcome_is_told_apart(tmp_path):
 def test_all_killed_passes_and_the_files_are_untouched(tmp_path):
     before = (mutants.ROOT / "ftipbook/prob.py").read_bytes()
     md = write_chapter(tmp_path, "assert value == Fraction(7, 4)", [
-        mutant("    return law.expectation(lambda x: -z(x))\n"),
-        mutant("    return law.expectation(lambda x: 2 * z(x))\n"),
+        mutant('    return checks.instance("law", law, FiniteLaw).expectation(lambda x: -z(x))\n'),
+        mutant('    return checks.instance("law", law, FiniteLaw).expectation(lambda x: 2 * z(x))\n'),
     ])
     code, out = run_tool(md)
     assert code == 0, out
@@ -85,7 +85,7 @@ def test_all_killed_passes_and_the_files_are_untouched(tmp_path):
 
 def test_too_few_mutants_and_a_failing_baseline_fail(tmp_path):
     md = write_chapter(tmp_path, "assert value == Fraction(1, 2)", [
-        mutant("    return law.expectation(lambda x: -z(x))\n")])
+        mutant('    return checks.instance("law", law, FiniteLaw).expectation(lambda x: -z(x))\n')])
     code, out = run_tool(md)
     assert code == 1
     assert "1 mutants declared, at least 2 needed" in out

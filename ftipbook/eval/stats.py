@@ -36,7 +36,8 @@ MAX_RUNS = 10**6
 
 @dataclass(frozen=True)
 class Interval:
-    """A confidence interval ``[low, high]`` at ``level``, and how it was computed."""
+    """A confidence interval ``[low, high]`` at ``level``, and how it was computed. ``level`` is in
+    ``(0, 1]``: 1 marks a band that holds by declaration, such as a tolerance band."""
 
     low: float
     high: float
@@ -49,7 +50,7 @@ class Interval:
             raise ValueError(f"an interval needs low <= high, got low={low}, high={high}")
         object.__setattr__(self, "low", low)
         object.__setattr__(self, "high", high)
-        object.__setattr__(self, "level", _level(self.level))
+        object.__setattr__(self, "level", float(checks.real("level", self.level, 0, 1, low_open=True)))
         checks.text("method", self.method)
 
     @property
