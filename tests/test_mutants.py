@@ -108,3 +108,16 @@ def test_malformed_declarations_are_refused_naming_the_file(tmp_path, entry, mat
 def test_every_chapter_declares_its_mutants():
     for md in mutants.chapters([]):
         assert len(mutants.declared(md)) >= mutants.MIN_MUTANTS, md.name
+
+
+def test_every_declared_mutant_still_applies_to_the_library():
+    """A library edit that moves a mutant's text breaks the mutant; catch it here, in seconds,
+    rather than in the mutant pass."""
+    stale = []
+    for md in mutants.chapters([]):
+        for n, m in enumerate(mutants.declared(md), 1):
+            try:
+                m.mutated_source()
+            except ValueError as err:
+                stale.append(f"{md.name[:4]} mutant {n}: {err}")
+    assert not stale, "\n".join(stale)
