@@ -8,12 +8,19 @@ Known hangs are skipped here (each costs seconds); ``tools/probe_inputs.py --onl
 """
 import ast
 import importlib
+import os
 from pathlib import Path
 
 import pytest
 
 from tests import surface
 from tests.surface_known import KNOWN, PENDING
+
+#: KNOWN and PENDING are exact for the main environment (requirements.lock): how a known-bad case
+#: ends can move with numpy or torch, so the compatibility pass checks the enumeration only.
+EXACT_LISTS = pytest.mark.skipif(
+    os.environ.get("FTIPBOOK_TEST_INSTALLED") == "1",
+    reason="the known-failure lists are exact for the main environment's dependency versions")
 
 
 def _defined_names(path: Path) -> set[str]:
@@ -48,6 +55,7 @@ def report():
     return surface.probe(skip=hangs)
 
 
+@EXACT_LISTS
 def test_every_public_callable_has_a_valid_call_or_a_reasoned_exemption(report):
     missing = sorted(set(report.no_recipe) - set(PENDING))
     assert not missing, "no valid call and no exemption (add a recipe to tests/surface.py):\n" + "\n".join(
@@ -57,6 +65,7 @@ def test_every_public_callable_has_a_valid_call_or_a_reasoned_exemption(report):
     assert all(reason for reason in report.exempt.values())
 
 
+@EXACT_LISTS
 def test_every_bad_value_gets_a_clear_error_and_every_valid_number_is_accepted(report):
     wrong = [f"{label}: {outcome}: {detail}" for _, label, outcome, detail in report.outcomes
              if outcome != "clear" and label not in KNOWN]
