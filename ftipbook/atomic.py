@@ -39,7 +39,7 @@ from typing import Any
 PARTIAL, PREVIOUS, ABSENT = ".partial", ".previous", ".absent"
 #: The largest JSON file (manifests, configs, tokenizers, ``artifact.json``) any loader reads.
 MAX_JSON_BYTES = 256 * 2**20
-#: The largest other file (weights, optimizer state) any loader reads: the default shard size limit
+#: The largest other file (weights, optimizer state) any loader reads; the default shard size limit
 #: ``transformers`` used for years; larger checkpoints are sharded (``model.safetensors.index.json``).
 MAX_FILE_BYTES = 10 * 2**30
 

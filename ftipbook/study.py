@@ -352,7 +352,7 @@ class StudyEntry:
 def verified_files(directory: str | Path = STUDY_DIR, *, format: str = FORMAT,
                    build_command: str = "python scripts/build_study.py") -> dict[str, bytes]:
     """The bytes of every file of the study, each read once and checked against ``MANIFEST.json``
-    (:func:`ftipbook.manifest_set.read_manifest_set`; ValueError naming a changed, missing, unlisted or
+    (``ftipbook.manifest_set.read_manifest_set``; ValueError naming a changed, missing, unlisted or
     escaping file). ``format`` and ``build_command`` let another committed file set with the same
     layout (e.g. :mod:`ftipbook.depth_study`) be read the same way. Parse these buffers, not the files."""
     return read_manifest_set(directory, format, build_command)
@@ -511,7 +511,7 @@ def rerun_entry(architecture: str, budget: int, seed: int) -> Outcome:
 
 def write_manifest(directory: str | Path, format: str = FORMAT) -> None:
     """Rewrite every file under ``directory`` with its ``MANIFEST.json`` (the SHA-256 of each) as one
-    crash-safe set (:func:`ftipbook.manifest_set.write_manifest_set`)."""
+    crash-safe set (``ftipbook.manifest_set.write_manifest_set``)."""
     directory = Path(directory)
     write_manifest_set(directory, {name: read_bounded(directory / name) for name in built_files(directory)}, format)
 

@@ -38,7 +38,7 @@ from ftipbook.model.transformer import DecoderLM, as_tokens
 from ftipbook.train.config import RunRandomness, TrainConfig
 
 
-#: Declared upper bounds on the work of one capture: tokens decoded per run, and timed repeats.
+#: Declared upper bounds on the work of one capture; tokens decoded per run, and timed repeats.
 MAX_NEW_TOKENS, MAX_REPEATS = 2**16, 1000
 
 def _prompt(model: object, prompt: object, new_tokens: object) -> torch.Tensor:

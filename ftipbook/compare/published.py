@@ -149,7 +149,7 @@ def _exact(x: float, what: str) -> Fraction:
     return Fraction(str(x))
 
 
-#: The most decimal places a reported number is taken to have: every float prints within 340
+#: The most decimal places a reported number is taken to have; every float prints within 340
 #: (``5e-324`` has 324), and the rounding arithmetic grows with ``10 ** decimals``.
 MAX_DECIMALS = 400
 

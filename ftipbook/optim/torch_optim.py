@@ -63,7 +63,7 @@ TORCH_GROUPS: tuple[tuple[str, frozenset[str], tuple[str, ...]], ...] = (
 )
 #: Hyperparameters a ``torch.optim`` group leaves implicit because PyTorch has only one choice.
 TORCH_IMPLIED = {"muon": {"ns_dtype": "bfloat16", "momentum_form": "ema", "orthogonalizer": "newton_schulz"}}
-#: Hyperparameters a rule sets on every loaded group, whatever the state dict says: ``torch.optim.AdamW``
+#: Hyperparameters a rule sets on every loaded group, whatever the state dict says; ``torch.optim.AdamW``
 #: forces ``decoupled_weight_decay=True`` when it loads any state (an ``Adam`` state dict included), so
 #: an AdamW group stays AdamW.
 TORCH_FORCED = {"adamw": {"decoupled_weight_decay": True}}
@@ -237,7 +237,7 @@ class AdamW(FunctionalOptimizer):
     """AdamW; hyperparameters of ``AdamWConfig``; matches ``torch.optim.AdamW``.
 
     As in ``torch.optim.AdamW``, weight decay is always decoupled: the constructor takes no
-    ``decoupled_weight_decay`` argument, and :meth:`load_state_dict` keeps every group decoupled
+    ``decoupled_weight_decay`` argument, and ``load_state_dict`` keeps every group decoupled
     (an ``Adam`` state dict with L2 decay continues as AdamW).
     """
 
