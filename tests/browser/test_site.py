@@ -162,7 +162,10 @@ def test_site_and_chapter_page_weights():
     assert not any(f.name == "searchindex.js" for f in files)
     assert not list((HTML / "_static").rglob("*.map"))
     assert sent < 1.5 * 2**20
-    assert site < 25 * 2**20
+    # Issue 15 set 25 MiB when pages were test reports; the page form (issue 27) gives each converted
+    # page its worked instance, figure and prose: 25.50 MiB with 41 pages converted. What a reader
+    # loads per page is bounded above and unchanged.
+    assert site < 26 * 2**20
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
